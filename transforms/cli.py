@@ -1,0 +1,238 @@
+"""The `runlake` command: ingest, sql, views, schema, validate.
+
+Every command runs the same functions as the Dagster assets; errors in the input or the query
+are printed as one clear message with a non-zero exit, never as a traceback.
+"""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import duckdb
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, \
+    TransferSpeedColumn
+from rich.table import Table
+
+from transforms import warehouse
+from transforms.contracts import SCHEMAS
+from transforms.ingest import IngestReport, ingest
+from transforms.readers import KINDS, InputError, discover, parse_line
+from transforms.schemas import TABLES
+from transforms.settings import Settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="runlake: a local SQL warehouse of AI-agent test runs.")
+out = Console()
+err = Console(stderr=True)
+
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
+                                              "[default: $RUNLAKE_HOME or ./warehouse]")]
+PROGRESS_MIN_BYTES = 32 * 1024 * 1024
+
+
+def _home(home: Path | None) -> Path:
+    return home if home is not None else Settings().home
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+@app.command("ingest")
+def ingest_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest.")],
+    home: HomeOpt = None,
+    kind: Annotated[str | None, typer.Option(help=f"Read every file as this kind "
+                                             f"({', '.join(KINDS)}).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
+) -> None:
+    """Read trace files into the lake and rebuild the warehouse views."""
+    if kind is not None and kind not in KINDS:
+        _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
+    settings = Settings()
+    h = _home(home)
+    try:
+        total = sum(f.size for f in discover(paths, kind))
+        if total >= PROGRESS_MIN_BYTES and err.is_terminal:
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                          console=err, transient=True) as bar:
+                task = bar.add_task("ingesting", total=total)
+                report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
+                                progress=lambda n: bar.advance(task, n))
+        else:
+            report = ingest(paths, h, kind=kind, workers=workers or settings.workers)
+    except InputError as e:
+        _fail(str(e), 2)
+    except warehouse.WarehouseError as e:
+        _fail(f"the warehouse views could not be built: {e}")
+    _print_report(report)
+    if not report.files:
+        _fail(f"no input files found in {', '.join(map(str, paths))}", 2)
+    readable = [f for f in report.files if f not in report.unreadable]
+    if not readable:
+        _fail("no file of a readable kind: see the kinds above", 2)
+    if all(f.accepted == 0 for f in readable) and not any(f.skipped for f in readable):
+        _fail("no line could be read as a run: see quarantine above", 1)
+
+
+def _print_report(r: IngestReport) -> None:
+    t = Table(title="files", title_justify="left", show_edge=False)
+    for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
+        t.add_column(c, justify="right" if c in ("lines", "accepted", "quarantined",
+                                                 "blank") else "left")
+    for f in r.files:
+        note = "unchanged, skipped" if f.skipped else (f.error or "")
+        t.add_row(f.source_file, f.kind or "unknown", *(str(x) if not f.skipped else "-"
+                  for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
+    out.print(t, highlight=False)
+    if r.recovered:
+        out.print("finished a commit that an earlier run left half-done")
+    if r.rows:
+        out.print("rows: " + ", ".join(f"{k} {v:,}" for k, v in r.rows.items()))
+    if r.flags_by_code:
+        out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in r.flags_by_code.items()))
+    if r.superseded_runs:
+        out.print(f"runs superseded by a later line with the same run_id: "
+                  f"{r.superseded_runs:,}")
+    if r.quarantine_by_code:
+        out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
+                                                   for k, v in r.quarantine_by_code.items()))
+    if r.days:
+        out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
+    out.print(f"warehouse: {warehouse.path(r.home)}  (try: runlake sql \"select status, "
+              "count(*) from runs group by 1\")", highlight=False)
+
+
+@app.command("sql")
+def sql_cmd(
+    query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views.")],
+    home: HomeOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv, json or parquet")] = "table",
+    output: Annotated[Path | None, typer.Option(help="Write the result to this file.")] = None,
+    limit: Annotated[int, typer.Option(help="Rows to print as a table.")] = 200,
+) -> None:
+    """Run a read-only SQL query against the warehouse."""
+    if fmt not in ("table", "csv", "json", "parquet"):
+        _fail(f"--format {fmt!r} is not one of table, csv, json, parquet", 2)
+    if fmt == "parquet" and output is None:
+        _fail("--format parquet needs --output FILE", 2)
+    try:
+        con = warehouse.connect(_home(home))
+    except FileNotFoundError as e:
+        _fail(str(e), 2)
+    try:
+        rel = con.sql(query)
+        if rel is None:
+            _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
+        frame = rel.pl()
+    except duckdb.Error as e:
+        _fail(f"query failed: {e}")
+    finally:
+        con.close()
+    if fmt == "table":
+        t = Table(show_edge=False)
+        for name in frame.columns:
+            t.add_column(name, overflow="fold")
+        for row in frame.head(limit).iter_rows():
+            t.add_row(*("NULL" if v is None else str(v) for v in row))
+        out.print(t, highlight=False, markup=False)
+        if frame.height > limit:
+            out.print(f"... {frame.height - limit:,} more rows (use --limit or --output)")
+        out.print(f"{frame.height:,} rows")
+        return
+    target = output if output is not None else sys.stdout
+    if fmt == "csv":
+        frame.write_csv(target)
+    elif fmt == "json":
+        frame.write_json(target)
+    else:
+        frame.write_parquet(target)
+    if output is not None:
+        err.print(f"wrote {frame.height:,} rows to {output}")
+
+
+@app.command("views")
+def views_cmd(home: HomeOpt = None) -> None:
+    """List the warehouse's tables and views with their grain and columns."""
+    try:
+        con = warehouse.connect(_home(home))
+    except FileNotFoundError as e:
+        _fail(str(e), 2)
+    try:
+        rows = con.execute(
+            "SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) "
+            "FROM information_schema.columns WHERE table_schema = 'main' "
+            "GROUP BY 1 ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    t = Table(show_edge=False)
+    for c in ("name", "grain", "columns"):
+        t.add_column(c, overflow="fold")
+    for name, cols in rows:
+        grain = TABLES[name].grain if name in TABLES else ""
+        t.add_row(name, grain, cols)
+    out.print(t, highlight=False, markup=False)
+
+
+@app.command("schema")
+def schema_cmd(
+    fmt: Annotated[str | None, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}")] = None,
+) -> None:
+    """Print the JSON Schema of an input contract (all of them without an argument)."""
+    if fmt is not None and fmt not in SCHEMAS:
+        _fail(f"unknown format {fmt!r}; known: {', '.join(SCHEMAS)}", 2)
+    chosen = {fmt: SCHEMAS[fmt]} if fmt else SCHEMAS
+    docs = {name: model.model_json_schema() for name, model in chosen.items()}
+    out.print_json(json.dumps(docs[fmt] if fmt else docs))
+
+
+@app.command("validate")
+def validate_cmd(
+    path: Annotated[Path, typer.Argument(help="A response JSONL file.")],
+    max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
+) -> None:
+    """Explain, field by field, which lines of a response file break the contracts."""
+    from transforms.contracts.response import explain
+    from transforms.readers import BlockReader, split_block
+
+    files = discover([path])
+    if not files:
+        _fail(f"{path}: no input files", 2)
+    bad = 0
+    for f in files:
+        for block in BlockReader(f):
+            for line_no, _, line in split_block(block):
+                if not line.strip():
+                    continue
+                obj, code, message = parse_line(line)
+                problems: list[str] = []
+                if obj is None:
+                    problems = [f"{code}: {message}"]
+                else:
+                    problems = explain(obj)[:5]
+                if problems:
+                    bad += 1
+                    out.print(f"{f.source_file}:{line_no}", style="bold", highlight=False)
+                    for p in problems:
+                        out.print(f"  {p}", highlight=False, markup=False)
+                    if bad >= max_errors:
+                        raise typer.Exit(1)
+    out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")
+    raise typer.Exit(1 if bad else 0)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted; the warehouse is unchanged")
+        sys.exit(130)
+    except orjson.JSONDecodeError as e:  # pragma: no cover - defensive
+        err.print(f"error: {e}")
+        sys.exit(1)

@@ -1,0 +1,16 @@
+"""Pydantic models of runlake's input contracts, one module per input format.
+
+They document the formats (`runlake schema`) and explain a bad record field by field
+(`runlake validate`); the bulk ingest path does not build them.
+"""
+
+from transforms.contracts.response import AgentResponse, RunEnvelope, TurnResponse
+
+SCHEMAS = {
+    "response": AgentResponse,
+    "turn": TurnResponse,
+    "envelope": RunEnvelope,
+}
+"""Format name -> the model whose JSON Schema `runlake schema FORMAT` prints."""
+
+__all__ = ["SCHEMAS", "AgentResponse", "RunEnvelope", "TurnResponse"]

@@ -1,0 +1,139 @@
+"""Agent response v1 (seeds/agent-response-v1.schema.json), the multi-turn turn response
+(seeds/response-contract.md) and the test platform's run envelope (spec/formats.md §1)."""
+
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FunctionRef(_Open):
+    name: str = Field(description="The tool's name.")
+    arguments: Any = Field(None, description="Object preferred; JSON-encoded text accepted.")
+
+
+class ToolCallFlat(_Open):
+    """The flat shape: {id?, name, arguments?}."""
+
+    id: str | None = None
+    name: str
+    arguments: Any = Field(None, description="Object preferred; JSON-encoded text accepted.")
+
+
+class ToolCallNested(_Open):
+    """The OpenAI Chat Completions shape: {id?, type: 'function', function: {name, arguments?}}."""
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionRef
+
+
+class Message(_Open):
+    """One role-tagged entry of the OpenAI-style transcript."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | list[Any] | None = Field(
+        None, description="A string, an array of typed parts, or null (tool-call-only turns).")
+    tool_call_id: str | None = Field(None, description="Set on role='tool' messages.")
+    tool_calls: list[ToolCallFlat | ToolCallNested] | None = None
+    thinking: list[dict[str, Any]] | None = Field(
+        None, description="Reasoning blocks; the text key is read, else the block's JSON.")
+
+
+class Metadata(_Open):
+    """Free-form runtime metadata; the five common keys become columns of `runs`."""
+
+    model: str | None = None
+    system_prompt_id: str | None = None
+    total_input_tokens: NonNegativeInt | None = None
+    total_output_tokens: NonNegativeInt | None = None
+    agent_runtime_ms: NonNegativeFloat | None = None
+
+
+class AgentResponse(_Open):
+    """Body returned by an agent for one run (agent response v1)."""
+
+    final_response: str = Field(description="The terminal user-visible answer; over 50,000 "
+                                "characters it is truncated with a warning.")
+    messages: list[Message] | None = None
+    metadata: Metadata | None = None
+
+
+class TurnResponse(_Open):
+    """Body returned for one turn of a multi-turn session."""
+
+    message: str | None = Field(None, description="The assistant's reply to this turn "
+                                "(primary field).")
+    final_response: str | None = Field(None, description="Lenient alias of message.")
+    messages: list[Message] | None = None
+    metadata: Metadata | None = None
+    session_done: bool | None = None
+
+
+class ResponseContract(_Open):
+    response_mode: Literal["rich"] | None = None
+    strictness: Literal["strict"] | None = None
+
+
+class Outcome(_Open):
+    status: Literal["passed", "failed", "error", "skipped"] | None = None
+    score: float | None = Field(None, ge=0, le=1)
+    judge_skipped: bool | None = None
+    error: str | None = None
+    passed: bool | None = None
+
+
+class RunEnvelope(_Open):
+    """One line of response JSONL: the test platform's envelope around the agent's response."""
+
+    run_id: str | None = Field(None, description="Required for dedup; derived from the line's "
+                               "bytes when absent.")
+    agent: str | None = Field(None, validation_alias=AliasChoices("agent", "agent_id",
+                                                                  "agent_name"))
+    agent_version: str | None = None
+    test_case_id: str | None = Field(None, validation_alias=AliasChoices(
+        "test_case_id", "case_id", "scenario_id"))
+    batch_id: str | None = None
+    trace_id: str | None = None
+    session_id: str | None = None
+    turn_index: int | None = None
+    started_at: AwareDatetime | None = None
+    ended_at: AwareDatetime | None = None
+    model: str | None = None
+    response_contract: ResponseContract | None = None
+    outcome: Outcome | None = None
+    passed: bool | None = None
+    response: AgentResponse | TurnResponse | None = None
+
+
+def explain(record: dict[str, Any]) -> list[str]:
+    """Field-by-field reasons why a response JSONL record breaks its contracts ([] if none)."""
+    from pydantic import ValidationError
+
+    resp = record.get("response") if "response" in record else record
+    env = {k: v for k, v in record.items() if k != "response"} if "response" in record else {
+        k: v for k, v in record.items() if k in RunEnvelope.model_fields or k in (
+            "agent_id", "agent_name", "case_id", "scenario_id")}
+    turn = (isinstance(resp, dict) and "message" in resp) or record.get("session_id") is not None
+    problems: list[str] = []
+    checks: list[tuple[type[BaseModel], Any, str]] = [(RunEnvelope, env, "")]
+    checks.append((TurnResponse if turn else AgentResponse, resp,
+                   "response." if "response" in record else ""))
+    for model, value, prefix in checks:
+        try:
+            model.model_validate(value)
+        except ValidationError as e:
+            problems += [f"{prefix}{'.'.join(map(str, x['loc']))}: {x['msg']}"
+                         for x in e.errors()]
+    return problems

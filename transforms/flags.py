@@ -1,0 +1,129 @@
+"""The one catalog of flag codes: what each finding means, how bad it is, and where it comes from.
+
+Every flag row in the lake carries a code from this catalog; the `flag_codes` table of
+`warehouse.duckdb`, the README's table of codes and the tests are all generated from or
+checked against `CATALOG`. Add a code here first, then raise it.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+"""error: the run cannot be trusted as reported; warning: data was repaired, dropped or looks
+wrong; info: worth knowing, not wrong."""
+
+Category = Literal["contract", "truncation", "integrity"]
+"""contract: the record breaks its source document's contract; truncation: something was cut
+at a limit; integrity: records disagree with each other or with themselves."""
+
+Entity = Literal["run", "message", "tool_call", "span", "llm_call", "file"]
+"""What a finding is about."""
+
+RESPONSE_SCHEMA = "seeds/agent-response-v1.schema.json"
+RESPONSE_CONTRACT = "seeds/response-contract.md"
+SPANS_BULK = "seeds/spans-bulk-openapi.md"
+DURABLE_STATE = "seeds/durable-agent-entity-state.md"
+TOOL_SCHEMA = "seeds/function-and-output-schema.md"
+FORMATS = "spec/formats.md"
+WAREHOUSE = "spec/warehouse.md"
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    code: str
+    severity: Severity
+    category: Category
+    entity: Entity
+    description: str
+    source: str
+
+
+_SPECS: tuple[FlagSpec, ...] = (
+    FlagSpec("final_response_missing", "error", "contract", "run",
+             "No final_response (for a multi-turn turn: neither message nor final_response), "
+             "or it is not a string.", RESPONSE_SCHEMA),
+    FlagSpec("final_response_empty", "error", "contract", "run",
+             "final_response is empty or only whitespace.", RESPONSE_CONTRACT),
+    FlagSpec("final_response_truncated", "warning", "truncation", "run",
+             "final_response is over 50,000 characters; the platform truncates it, runlake keeps "
+             "the first 50,000 in runs.final_response and the original length in "
+             "final_response_chars.", RESPONSE_SCHEMA),
+    FlagSpec("response_contract_violation", "error", "contract", "run",
+             "The rich+strict response contract is on and no assistant message has non-empty "
+             "text; the run's status becomes contract_violation and the judge is skipped.",
+             RESPONSE_CONTRACT),
+    FlagSpec("messages_missing", "info", "contract", "run",
+             "No messages (absent, null or []): a thin trace graded on final_response alone.",
+             RESPONSE_CONTRACT),
+    FlagSpec("messages_malformed", "warning", "contract", "run",
+             "messages is not a list, or an entry is not an object with a valid role, or a "
+             "content is not a string, array or null; the run falls back to a thin trace, valid "
+             "entries are kept and the dropped ones are counted in the detail.", RESPONSE_SCHEMA),
+    FlagSpec("tool_call_unnamed", "warning", "contract", "tool_call",
+             "A tool call with neither `name` nor `function.name`: dropped from tool_calls.",
+             RESPONSE_SCHEMA),
+    FlagSpec("tool_arguments_invalid_json", "warning", "contract", "tool_call",
+             "String tool arguments that do not parse as JSON; tool_calls.arguments is null and "
+             "arguments_raw keeps the text.", RESPONSE_SCHEMA),
+    FlagSpec("tool_result_orphan", "warning", "integrity", "message",
+             "A tool message whose tool_call_id matches no earlier tool call of the run.",
+             RESPONSE_SCHEMA),
+    FlagSpec("tool_call_unanswered", "info", "integrity", "tool_call",
+             "A tool call that no later tool message answers.", RESPONSE_SCHEMA),
+    FlagSpec("metadata_malformed", "warning", "contract", "run",
+             "metadata is present but not an object, or a common key has the wrong type "
+             "(the column is null and the key is not copied to metadata_kv).", RESPONSE_SCHEMA),
+    FlagSpec("run_id_missing", "warning", "integrity", "run",
+             "The line has no run_id; a stable id was derived from the line's bytes.", FORMATS),
+    FlagSpec("run_id_duplicate", "warning", "integrity", "run",
+             "The same run_id was seen on another line; the later line (by source file path, "
+             "then line number) wins in runs, the detail names both lines.", WAREHOUSE),
+    FlagSpec("envelope_malformed", "warning", "contract", "run",
+             "An envelope field has the wrong type or value (timestamps that are not RFC 3339, "
+             "an unknown outcome status, a score outside 0..1, ...); the field is null.",
+             FORMATS),
+    FlagSpec("final_response_alias_used", "info", "contract", "run",
+             "A multi-turn turn answered with final_response instead of message.",
+             RESPONSE_CONTRACT),
+    FlagSpec("span_end_before_start", "error", "integrity", "span",
+             "A span's end_time is before its start_time.", SPANS_BULK),
+    FlagSpec("span_parent_missing", "warning", "integrity", "span",
+             "parent_id names no span of the same trace.", SPANS_BULK),
+    FlagSpec("llm_partial_response", "warning", "truncation", "llm_call",
+             "The provider returned a partial response (error_type PROVIDER_PARTIAL_RESPONSE).",
+             SPANS_BULK),
+    FlagSpec("llm_output_truncated", "warning", "truncation", "llm_call",
+             "output_tokens reached parameters.max_tokens (or max_output_tokens).", SPANS_BULK),
+    FlagSpec("llm_error_message_truncated", "info", "truncation", "llm_call",
+             "error_message is at its 1,024-character limit.", SPANS_BULK),
+    FlagSpec("llm_status_error_type_mismatch", "warning", "contract", "llm_call",
+             "error_type is not allowed with the request's status.", SPANS_BULK),
+    FlagSpec("chat_content_not_blocks", "warning", "contract", "llm_call",
+             "log_request chat content is a plain string, not an array of blocks.", SPANS_BULK),
+    FlagSpec("tokens_mismatch", "warning", "integrity", "run",
+             "The run's metadata token totals disagree with the sum of its LLM calls beyond the "
+             "tolerance.", WAREHOUSE),
+    FlagSpec("runtime_mismatch", "warning", "integrity", "run",
+             "agent_runtime_ms disagrees with the root span's duration beyond the tolerance.",
+             WAREHOUSE),
+    FlagSpec("tool_unknown", "warning", "contract", "tool_call",
+             "A call of a tool the registry does not list for that agent.", TOOL_SCHEMA),
+    FlagSpec("tool_arguments_schema_violation", "warning", "contract", "tool_call",
+             "Arguments fail the registered tool's JSON schema (detail: the JSON path of the "
+             "first error).", TOOL_SCHEMA),
+    FlagSpec("tool_arguments_strict_violation", "warning", "contract", "tool_call",
+             "A strict tool's arguments carry a property outside its schema or miss a declared "
+             "one.", TOOL_SCHEMA),
+    FlagSpec("schema_version_invalid", "warning", "contract", "run",
+             "A durable state document whose schemaVersion is not N.N.N.", DURABLE_STATE),
+)
+
+CATALOG: dict[str, FlagSpec] = {spec.code: spec for spec in _SPECS}
+
+# Codes that runlake computes across lines when it commits a day, not per line.
+DERIVED_AT_COMMIT = frozenset({"run_id_duplicate"})
+
+
+def spec(code: str) -> FlagSpec:
+    """The catalog entry of `code`; a KeyError names codes that were never declared."""
+    return CATALOG[code]

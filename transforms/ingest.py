@@ -1,0 +1,197 @@
+"""Ingest: input files -> staged blocks (in parallel) -> one atomic commit to the lake -> views.
+
+This is the function both the CLI and the Dagster assets call. It never loses a line: each file
+gets an `ingest_files` row whose counts add up (lines = accepted + quarantined + blank), files
+whose kind cannot be told are reported there too, and unchanged files are skipped so that
+ingesting the same files again changes nothing.
+"""
+
+import os
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from multiprocessing import get_context
+from pathlib import Path
+
+import duckdb
+
+from transforms import warehouse
+from transforms.lake import Lake, clear_staging, scan_sql
+from transforms.normalize.columns import ColumnBuffers
+from transforms.readers import (
+    DEFAULT_BLOCK_BYTES,
+    READABLE_KINDS,
+    BlockReader,
+    InputFile,
+    date_folder,
+    discover,
+    file_sha256,
+)
+from transforms.worker import BlockResult, BlockTask, process_block, stage_tables
+
+Progress = Callable[[int], None]
+"""Called with the number of input bytes just read."""
+
+
+@dataclass
+class FileReport:
+    source_file: str
+    kind: str | None
+    bytes: int
+    lines: int = 0
+    accepted: int = 0
+    quarantined: int = 0
+    blank: int = 0
+    skipped: bool = False
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    home: Path
+    files: list[FileReport] = field(default_factory=list)
+    days: list[date] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    flags_by_code: dict[str, int] = field(default_factory=dict)
+    quarantine_by_code: dict[str, int] = field(default_factory=dict)
+    superseded_runs: int = 0
+    recovered: bool = False
+
+    @property
+    def lines_read(self) -> int:
+        return sum(f.lines for f in self.files)
+
+    @property
+    def unreadable(self) -> list[FileReport]:
+        return [f for f in self.files if f.kind not in READABLE_KINDS]
+
+
+def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int | None = None,
+           block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
+           now: datetime | None = None) -> IngestReport:
+    """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views."""
+    now = now or datetime.now(UTC)
+    lake = Lake(home)
+    report = IngestReport(home=home, recovered=lake.recover())
+    files = discover(paths, kind)
+    known = lake.known_files()
+    staging = home / ".staging" / uuid.uuid4().hex
+    ingest_rows = ColumnBuffers(("ingest_files",))
+    todo: list[tuple[InputFile, FileReport]] = []
+    for f in files:
+        fr = FileReport(f.source_file, f.kind, f.size)
+        report.files.append(fr)
+        if f.source_file in known and known[f.source_file][1] == f.size \
+                and known[f.source_file][0] == file_sha256(f.path):
+            fr.skipped = True
+            if progress:
+                progress(f.size)
+            continue
+        todo.append((f, fr))
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+        for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now):
+            file_day = _file_day(f, now)
+            if f.kind not in READABLE_KINDS:
+                fr.error = _unreadable_reason(f)
+            ingest_rows.append(
+                "ingest_files", source_file=f.source_file, day=file_day,
+                kind=f.kind or "unknown", compression=f.compression, sha256=sha,
+                bytes=f.size, lines=fr.lines, lines_accepted=fr.accepted,
+                lines_quarantined=fr.quarantined, lines_blank=fr.blank,
+                days=sorted(days | {file_day}), error=fr.error, ingested_at=now)
+        if not todo:
+            return report
+        stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
+        _summarize(staging, report)
+        result = lake.commit(staging, [f.source_file for f, _ in todo])
+        report.days = result.days
+        report.superseded_runs = result.superseded_runs
+        warehouse.build(home)
+    finally:
+        clear_staging(staging)
+    return report
+
+
+def _file_day(f: InputFile, now: datetime) -> date:
+    return date_folder(f.path) or now.date()
+
+
+def _unreadable_reason(f: InputFile) -> str:
+    if f.kind is None:
+        return ("kind unknown: name the file *.responses.jsonl (or .gz/.zst), put it under a "
+                "responses/ folder, or pass --kind")
+    return f"{f.kind} files are not read by this version of runlake (readable: " \
+           f"{', '.join(READABLE_KINDS)})"
+
+
+def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: int,
+         workers: int | None, progress: Progress | None, now: datetime
+         ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
+    """Process every readable file block by block; yields each file with its digest and days."""
+    total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    parallel = n_workers > 1 and total > 2 * block_bytes
+    pool = ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) if parallel else None
+    try:
+        for seq, (f, fr) in enumerate(todo):
+            if f.kind not in READABLE_KINDS:
+                yield f, fr, file_sha256(f.path), set()
+                if progress:
+                    progress(f.size)
+                continue
+            days: set[date] = set()
+            reader = BlockReader(f, block_bytes)
+            in_flight: list[Future[BlockResult]] = []
+            seen = 0
+
+            def collect(res: BlockResult, fr: FileReport = fr, days: set[date] = days) -> None:
+                fr.lines += res.lines
+                fr.accepted += res.accepted
+                fr.quarantined += res.quarantined
+                fr.blank += res.blank
+                days.update(res.days)
+
+            for i, block in enumerate(reader):
+                task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
+                                 str(staging), f"{seq:06d}-{i:06d}")
+                if pool is None:
+                    collect(process_block(task))
+                else:
+                    in_flight.append(pool.submit(process_block, task))
+                    while len(in_flight) >= 2 * n_workers:
+                        collect(in_flight.pop(0).result())
+                if progress:
+                    now_read = reader._hasher.bytes_read
+                    progress(now_read - seen)
+                    seen = now_read
+            for fut in in_flight:
+                collect(fut.result())
+            fr.error = reader.error
+            if progress and f.size > seen:
+                progress(f.size - seen)
+            yield f, fr, reader.sha256, days
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _summarize(staging: Path, report: IngestReport) -> None:
+    """Counts of what this ingest staged: rows per table, flags and quarantine by code."""
+    con = duckdb.connect()
+    try:
+        for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags",
+                  "quarantine"):
+            report.rows[t] = int(con.execute(
+                f"SELECT count(*) FROM ({scan_sql(staging, t)})").fetchone()[0])
+        report.flags_by_code = dict(Counter(dict(con.execute(
+            f"SELECT code, count(*) FROM ({scan_sql(staging, 'flags')}) GROUP BY 1 ORDER BY 2 DESC"
+        ).fetchall())))
+        report.quarantine_by_code = dict(con.execute(
+            f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
+            "GROUP BY 1 ORDER BY 2 DESC").fetchall())
+    finally:
+        con.close()

@@ -1,0 +1,1 @@
+"""Normalizers: records of each input format -> rows of the lake tables."""

@@ -1,0 +1,299 @@
+"""Readers: input files to bounded blocks of whole lines, and lines to records or quarantine.
+
+Owns how a file's kind is told (formats.md §4), how `.gz`/`.zst` are opened, how a stream is
+cut into blocks that end on a line boundary (so workers can parse blocks independently), and
+the rule for every line: it becomes a record, a counted blank, or a quarantine row with a reason.
+
+The JSON rule is strict RFC 8259 as orjson reads it: NaN, Infinity, lone surrogates and numbers
+that overflow a double are rejected (quarantine `invalid_json`); a duplicate key keeps its last
+value; integers beyond 64 bits are read as floats.
+"""
+
+import gzip
+import hashlib
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import orjson
+
+Kind = Literal["responses", "spans", "otlp", "durable"]
+KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
+READABLE_KINDS: tuple[str, ...] = ("responses",)
+"""Kinds this version of runlake normalizes; other kinds are reported, never silently skipped."""
+
+BOM = b"\xef\xbb\xbf"
+DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
+
+_SUFFIX_KIND = {
+    ".responses.jsonl": "responses",
+    ".spans.jsonl": "spans",
+    ".otlp.jsonl": "otlp",
+    ".durable.json": "durable",
+    ".durable.jsonl": "durable",
+}
+_COMPRESSION = {".gz": "gzip", ".zst": "zstd"}
+_DATE_DIR = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+QuarantineCode = Literal["invalid_utf8", "nul_byte", "invalid_json", "not_an_object",
+                         "unrecognized_record"]
+"""invalid_utf8: the line is not UTF-8; nul_byte: a raw NUL byte; invalid_json: not RFC 8259
+JSON; not_an_object: valid JSON that is not an object; unrecognized_record: an object with no
+key of a run envelope or response body."""
+
+
+class InputError(Exception):
+    """A user-facing problem with the inputs: the message says what and where."""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path
+    source_file: str
+    kind: str | None
+    compression: str
+    size: int
+
+
+def compression_of(path: Path) -> str:
+    return _COMPRESSION.get(path.suffix, "none")
+
+
+def kind_of(path: Path) -> str | None:
+    """The kind of a file from its name, else from the nearest folder named for a kind."""
+    name = path.name
+    if compression_of(path) != "none":
+        name = name[: -len(path.suffix)]
+    for suffix, kind in _SUFFIX_KIND.items():
+        if name.endswith(suffix):
+            return kind
+    if not (name.endswith(".jsonl") or name.endswith(".json")):
+        return None
+    for parent in path.parents:
+        if parent.name in KINDS:
+            return parent.name
+    return None
+
+
+def source_name(path: Path) -> str:
+    """How the lake names a file: relative to the working directory when inside it."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def date_folder(path: Path) -> date | None:
+    """The date of the nearest `YYYY-MM-DD` folder above the file (landing/2026-11-21/x.jsonl)."""
+    for parent in path.parents:
+        m = _DATE_DIR.match(parent.name)
+        if m:
+            try:
+                return date(int(m[1]), int(m[2]), int(m[3]))
+            except ValueError:
+                return None
+    return None
+
+
+def date_prefix(text: str) -> date | None:
+    """A date at the start of a string such as a batch_id (`2026-11-21`, `2026-11-21-nightly`)."""
+    m = _DATE_PREFIX.match(text)
+    if not m:
+        return None
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def discover(paths: list[Path], kind: str | None = None) -> list[InputFile]:
+    """Input files under `paths` (files or folders), sorted, each with its kind or None."""
+    found: dict[Path, InputFile] = {}
+    for p in paths:
+        if not p.exists():
+            raise InputError(f"{p}: no such file or folder")
+        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
+        for f in candidates:
+            if any(part.startswith(".") for part in f.relative_to(p).parts) and p.is_dir():
+                continue
+            k = kind or kind_of(f)
+            if p.is_dir() and k is None and not _looks_like_data(f):
+                continue
+            found[f.resolve()] = InputFile(f, source_name(f), k, compression_of(f),
+                                           f.stat().st_size)
+    return sorted(found.values(), key=lambda x: x.source_file)
+
+
+def _looks_like_data(path: Path) -> bool:
+    name = path.name
+    for ext in (".gz", ".zst"):
+        name = name.removesuffix(ext)
+    return name.endswith((".jsonl", ".json", ".ndjson"))
+
+
+class _HashingReader(io.RawIOBase):
+    """Reads a file and hashes every byte that passes, so the stored file is read once."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.sha256 = hashlib.sha256()
+        self.bytes_read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            self.sha256.update(memoryview(buffer)[:n])
+            self.bytes_read += n
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(4 * 1024 * 1024):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Block:
+    data: bytes
+    first_line: int
+    first_offset: int
+    is_file_start: bool
+
+
+class BlockReader:
+    """Cuts one input file into blocks of whole lines; `sha256` is ready once it is exhausted."""
+
+    def __init__(self, f: InputFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
+        self.file = f
+        self.block_bytes = block_bytes
+        self._hasher = _HashingReader(open(f.path, "rb"))  # noqa: SIM115 - closed in __iter__
+        self.error: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        return self._hasher.sha256.hexdigest()
+
+    def _stream(self) -> IO[bytes]:
+        buffered = io.BufferedReader(self._hasher, buffer_size=1024 * 1024)
+        if self.file.compression == "gzip":
+            return gzip.GzipFile(fileobj=buffered, mode="rb")
+        if self.file.compression == "zstd":
+            import zstandard
+
+            return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
+        return buffered
+
+    def __iter__(self) -> Iterator[Block]:
+        line_no, offset, carry, first = 1, 0, b"", True
+        try:
+            stream = self._stream()
+            while True:
+                try:
+                    chunk = stream.read(self.block_bytes)
+                except (OSError, EOFError, ValueError) as e:
+                    # A corrupt or cut compressed stream: keep what was read, say why it ended.
+                    self.error = f"{type(e).__name__}: {e}"
+                    chunk = b""
+                if not chunk:
+                    if carry:
+                        yield Block(carry, line_no, offset, first)
+                    break
+                buf = carry + chunk if carry else chunk
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    carry = buf
+                    continue
+                data, carry = buf[: cut + 1], buf[cut + 1:]
+                yield Block(data, line_no, offset, first)
+                first = False
+                line_no += data.count(b"\n")
+                offset += len(data)
+            # Drain the raw file so sha256 covers every stored byte.
+            while self._hasher.read(1024 * 1024):
+                pass
+        finally:
+            self._hasher.close()
+
+
+# --- lines --------------------------------------------------------------------------------
+
+LineResult = tuple[int, int, bytes]
+"""(line_number, byte_offset, raw line without terminator)."""
+
+
+def split_block(block: Block) -> Iterator[LineResult]:
+    """The lines of a block, each without its terminator (\\n or \\r\\n); a file's BOM is removed."""
+    data = block.data
+    start = 0
+    if block.is_file_start and data.startswith(BOM):
+        start = len(BOM)
+    line_no, pos, end = block.first_line, start, len(data)
+    while pos < end:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            nl = end
+        line = data[pos:nl]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        yield line_no, block.first_offset + pos, line
+        line_no += 1
+        pos = nl + 1
+
+
+def parse_line(line: bytes) -> tuple[Any, str | None, str | None]:
+    """(object, None, None) for a JSON object, else (None, error_code, message)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        if b"\x00" in line:
+            column = line.index(b"\x00") + 1
+            return None, "nul_byte", f"raw NUL byte at column {column}"
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as u:
+            return None, "invalid_utf8", f"invalid UTF-8 at byte {u.start + 1}: {u.reason}"
+        return None, "invalid_json", str(e)
+    if not isinstance(obj, dict):
+        return None, "not_an_object", f"valid JSON but {describe(obj)}, not an object"
+    return obj, None, None
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+json_type = _json_type
+
+
+def describe(v: Any) -> str:
+    """'a string', 'an array', 'null', ...: the JSON type of a value, for messages."""
+    t = _json_type(v)
+    if t == "null":
+        return "null"
+    return ("an " if t[0] in "aeiou" else "a ") + t

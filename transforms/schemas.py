@@ -1,0 +1,199 @@
+"""Arrow schemas of the lake tables, with a description and unit for every column.
+
+This module is the one declaration of runlake's tables: the normalizers build Arrow tables
+against these schemas, the warehouse makes typed empty views from them, and the data
+dictionary in the README is generated from them (`runlake schema --tables`).
+`day` is the Hive partition key: it is a column of every table but lives in the folder name
+(`day=YYYY-MM-DD`), not inside the Parquet files.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pyarrow as pa
+
+Status = Literal["passed", "failed", "error", "skipped", "contract_violation", "ungraded"]
+"""passed/failed/error/skipped: the envelope's outcome; contract_violation: the run tripped the
+rich+strict response contract (judge skipped); ungraded: no outcome was given."""
+
+ContentKind = Literal["string", "parts", "null"]
+"""string: content was a plain string; parts: an array of typed parts; null: no content."""
+
+CallShape = Literal["flat", "nested"]
+"""flat: {id, name, arguments}; nested: {id, type: "function", function: {name, arguments}}."""
+
+ContractMode = Literal["lenient", "rich_strict"]
+"""lenient: final_response is graded; rich_strict: an assistant message with text is required."""
+
+TraceMode = Literal["rich", "thin"]
+"""rich: a well-formed transcript; thin: final_response only (messages missing or malformed)."""
+
+STATUSES: tuple[str, ...] = ("passed", "failed", "error", "skipped", "contract_violation",
+                             "ungraded")
+
+TS = pa.timestamp("us", tz="UTC")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    doc: str
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    grain: str
+    columns: tuple[Column, ...]
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema of the rows a normalizer builds (day included)."""
+        return pa.schema([pa.field(c.name, c.type) for c in self.columns])
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def _c(name: str, typ: pa.DataType, doc: str) -> Column:
+    return Column(name, typ, doc)
+
+
+DAY = _c("day", pa.date32(), "UTC day of the run (Hive partition key).")
+SOURCE_FILE = _c("source_file", pa.string(),
+                 "Input file, relative to the working directory when inside it.")
+SOURCE_LINE = _c("source_line", pa.int64(), "1-based line number in source_file.")
+RUN_ID = _c("run_id", pa.string(), "The run's id (envelope run_id, or derived: see flags).")
+
+RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
+    RUN_ID, DAY,
+    _c("agent", pa.string(), "Agent name (envelope agent/agent_id/agent_name), else 'unknown'."),
+    _c("agent_version", pa.string(), "Agent version from the envelope."),
+    _c("model", pa.string(), "metadata.model, else envelope model, else 'unknown'."),
+    _c("test_case_id", pa.string(), "Test case (envelope test_case_id/case_id/scenario_id)."),
+    _c("batch_id", pa.string(), "Nightly batch; defaults to the run's day (YYYY-MM-DD)."),
+    _c("trace_id", pa.string(), "Trace id joining the run to its spans."),
+    _c("session_id", pa.string(), "Multi-turn session id."),
+    _c("turn_index", pa.int64(), "Turn number within the session."),
+    _c("started_at", TS, "Run start (UTC)."),
+    _c("ended_at", TS, "Run end (UTC)."),
+    _c("status", pa.string(), "passed, failed, error, skipped, contract_violation or ungraded."),
+    _c("score", pa.float64(), "Outcome score in 0..1."),
+    _c("judge_skipped", pa.bool_(), "True when the judge did not grade the run."),
+    _c("outcome_error", pa.string(), "The outcome's error text."),
+    _c("contract_mode", pa.string(), "lenient or rich_strict."),
+    _c("trace_mode", pa.string(), "rich (well-formed transcript) or thin."),
+    _c("final_response", pa.string(), "The answer, cut at 50,000 characters."),
+    _c("final_response_chars", pa.int64(), "Original length of final_response in characters."),
+    _c("final_response_truncated", pa.bool_(), "final_response is over 50,000 characters."),
+    _c("n_messages", pa.int64(), "Messages kept in `messages`."),
+    _c("n_tool_calls", pa.int64(), "Tool calls kept in `tool_calls`."),
+    _c("n_thinking", pa.int64(), "Reasoning blocks kept in `thinking`."),
+    _c("input_tokens", pa.int64(), "Input tokens (metadata.total_input_tokens); null if unknown."),
+    _c("output_tokens", pa.int64(), "Output tokens (metadata.total_output_tokens); null if unknown."),
+    _c("agent_runtime_ms", pa.float64(), "Agent runtime in milliseconds; null if unknown."),
+    _c("system_prompt_id", pa.string(), "metadata.system_prompt_id."),
+    _c("tokens_source", pa.string(), "Where the token totals came from: metadata or none."),
+    _c("record_shape", pa.string(), "envelope (a wrapped run) or bare (a bare response body)."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+MESSAGES = Table("messages", "one message of a run's transcript", (
+    RUN_ID, DAY,
+    _c("message_index", pa.int64(), "0-based position in the run's messages list."),
+    _c("role", pa.string(), "system, user, assistant or tool."),
+    _c("content_kind", pa.string(), "string, parts or null."),
+    _c("text", pa.string(), "The text: the string, or the concatenated text parts."),
+    _c("chars", pa.int64(), "Length of text in characters; null when there is no text."),
+    _c("part_types", pa.list_(pa.string()), "Types of the content parts, in order."),
+    _c("other_parts", pa.string(), "JSON of the non-text parts (images, files, ...)."),
+    _c("n_tool_calls", pa.int64(), "Tool calls kept from this message."),
+    _c("tool_call_id", pa.string(), "For tool messages: the call this answers."),
+    _c("name", pa.string(), "The message's name field (tool name on tool messages)."),
+    _c("n_thinking", pa.int64(), "Reasoning blocks on this message."),
+    _c("source", pa.string(), "response (the run's transcript) or span (a span's log_request)."),
+    _c("span_id", pa.string(), "The span the message came from, when source is span."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+TOOL_CALLS = Table("tool_calls", "one tool call", (
+    RUN_ID, DAY,
+    _c("message_index", pa.int64(), "The assistant message holding the call."),
+    _c("call_index", pa.int64(), "0-based position in that message's tool_calls list."),
+    _c("call_id", pa.string(), "The call's id."),
+    _c("tool_name", pa.string(), "name, or function.name for the nested shape."),
+    _c("arguments", pa.string(), "Arguments as canonical JSON (sorted keys, no spaces); null "
+       "when absent or not valid JSON."),
+    _c("arguments_raw", pa.string(), "The original text of arguments that are not valid JSON."),
+    _c("arguments_valid", pa.bool_(), "False when string arguments do not parse as JSON."),
+    _c("arguments_chars", pa.int64(), "Length of arguments in characters."),
+    _c("call_shape", pa.string(), "flat or nested."),
+    _c("result_message_index", pa.int64(), "The tool message answering the call."),
+    _c("result_chars", pa.int64(), "Length of that tool message's text in characters."),
+    _c("source", pa.string(), "response or span."),
+    _c("span_id", pa.string(), "The span the call came from, when source is span."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+THINKING = Table("thinking", "one reasoning block", (
+    RUN_ID, DAY,
+    _c("message_index", pa.int64(), "The message holding the block."),
+    _c("block_index", pa.int64(), "0-based position in that message's thinking list."),
+    _c("text", pa.string(), "The block's text key, else the JSON of the block."),
+    _c("chars", pa.int64(), "Length of text in characters."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+METADATA_KV = Table("metadata_kv", "one metadata key of a run outside the five common keys", (
+    RUN_ID, DAY,
+    _c("key", pa.string(), "The metadata key."),
+    _c("value", pa.string(), "The value as JSON text."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+FLAGS = Table("flags", "one finding", (
+    _c("entity", pa.string(), "run, message, tool_call, span, llm_call or file."),
+    RUN_ID, DAY,
+    _c("span_id", pa.string(), "The span concerned, for span and llm_call findings."),
+    _c("message_index", pa.int64(), "The message concerned, when there is one."),
+    _c("call_index", pa.int64(), "The tool call concerned, when there is one."),
+    _c("code", pa.string(), "Flag code (see flag_codes)."),
+    _c("severity", pa.string(), "error, warning or info."),
+    _c("category", pa.string(), "contract, truncation or integrity."),
+    _c("detail", pa.string(), "What exactly was found."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+QUARANTINE = Table("quarantine", "one input line that could not be read as a record", (
+    SOURCE_FILE, DAY,
+    _c("line_number", pa.int64(), "1-based line number."),
+    _c("byte_offset", pa.int64(), "Offset of the line's first byte (in the decompressed stream)."),
+    _c("error_code", pa.string(), "invalid_utf8, nul_byte, invalid_json, not_an_object or "
+       "unrecognized_record."),
+    _c("error_message", pa.string(), "What is wrong, with the parser's position."),
+    _c("raw", pa.binary(), "The line's bytes, whole, without its line terminator."),
+))
+
+INGEST_FILES = Table("ingest_files", "one input file", (
+    SOURCE_FILE, DAY,
+    _c("kind", pa.string(), "responses, or unknown when the kind cannot be told."),
+    _c("compression", pa.string(), "none, gzip or zstd."),
+    _c("sha256", pa.string(), "SHA-256 of the file's bytes as stored."),
+    _c("bytes", pa.int64(), "File size in bytes as stored."),
+    _c("lines", pa.int64(), "Lines read (a last line without newline counts)."),
+    _c("lines_accepted", pa.int64(), "Lines that became rows."),
+    _c("lines_quarantined", pa.int64(), "Lines that went to quarantine."),
+    _c("lines_blank", pa.int64(), "Empty or whitespace-only lines."),
+    _c("days", pa.list_(pa.date32()), "Days this file's rows landed in."),
+    _c("error", pa.string(), "Why the file could not be read to its end, if it could not."),
+    _c("ingested_at", TS, "When the file was ingested (UTC)."),
+))
+
+TABLES: dict[str, Table] = {t.name: t for t in (
+    RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, FLAGS, QUARANTINE, INGEST_FILES)}
+
+# Tables whose rows belong to one input line of a run: superseded together when a later line
+# carries the same run_id.
+RUN_TABLES = ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags")

@@ -1,0 +1,74 @@
+"""Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes`.
+
+The file is built aside and renamed into place, so readers holding the old one `read_only`
+are never broken, and it holds no data but small lookup tables: opening it is cheap. SQL under
+`sql/` is applied in layer order (macros, staging, intermediate, marts, checks); a broken
+reference fails the build loudly and leaves the previous warehouse in place.
+"""
+
+import os
+import uuid
+from pathlib import Path
+
+import duckdb
+
+from transforms.flags import CATALOG
+from transforms.lake import scan_sql
+from transforms.schemas import TABLES
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+LAYERS = ("macros", "staging", "intermediate", "marts", "checks")
+FILE_NAME = "warehouse.duckdb"
+# Readable by the duckdb CLI releases people have installed, not only by the newest library.
+STORAGE_VERSION = "v1.5.0"
+
+
+class WarehouseError(Exception):
+    """The views could not be built; the message names the SQL file."""
+
+
+def path(home: Path) -> Path:
+    return home / FILE_NAME
+
+
+def sql_files() -> list[Path]:
+    return [f for layer in LAYERS for f in sorted((SQL_DIR / layer).glob("*.sql"))]
+
+
+def build(home: Path) -> Path:
+    """Rebuild the warehouse file for the lake under `home`; returns its path."""
+    home.mkdir(parents=True, exist_ok=True)
+    target = path(home)
+    tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
+    try:
+        con = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
+        try:
+            lake = home / "lake"
+            for t in TABLES:
+                con.execute(f"CREATE VIEW {t} AS {scan_sql(lake, t)}")
+            con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
+                        "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
+            con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
+                            [[s.code, s.severity, s.category, s.entity, s.description, s.source]
+                             for s in CATALOG.values()])
+            for f in sql_files():
+                try:
+                    con.execute(f.read_text())
+                except duckdb.Error as e:
+                    raise WarehouseError(f"{f.relative_to(SQL_DIR.parent)}: {e}") from e
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    return target
+
+
+def connect(home: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the warehouse; many may be open while a writer ingests."""
+    target = path(home)
+    if not target.exists():
+        raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
+    return duckdb.connect(str(target), read_only=True)

@@ -1,0 +1,85 @@
+"""One block of lines -> staged Parquet parts: the unit of work that ingest runs in parallel.
+
+A worker gets whole lines (a block never splits a line), applies the line rule of readers.py,
+normalizes the records and writes each table's rows to
+`<staging>/<table>/day=YYYY-MM-DD/part-<id>.parquet`. It returns only counts, so the parent's
+memory does not grow with the input.
+"""
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.responses import ResponseNormalizer
+from transforms.readers import Block, parse_line, split_block
+from transforms.schemas import TABLES
+
+UNRECOGNIZED = ("a JSON object with none of the keys of a run envelope (run_id, agent, response, "
+                "...) or of a response body (final_response, messages, message)")
+
+
+@dataclass
+class BlockTask:
+    block: Block
+    source_file: str
+    kind: str
+    file_day: date
+    staging: str
+    part: str
+
+
+@dataclass
+class BlockResult:
+    lines: int = 0
+    accepted: int = 0
+    quarantined: int = 0
+    blank: int = 0
+    days: set[date] = field(default_factory=set)
+
+
+def process_block(task: BlockTask) -> BlockResult:
+    """Read, normalize and stage one block; the counts say what became of every line."""
+    buffers = ColumnBuffers()
+    norm = ResponseNormalizer(task.source_file, task.file_day, buffers)
+    res = BlockResult()
+    for line_no, offset, line in split_block(task.block):
+        res.lines += 1
+        if not line.strip():
+            res.blank += 1
+            continue
+        obj, code, message = parse_line(line)
+        if obj is not None:
+            if norm.add(line_no, line, obj):
+                res.accepted += 1
+                continue
+            code, message = "unrecognized_record", UNRECOGNIZED
+        buffers.append("quarantine", source_file=task.source_file, day=task.file_day,
+                       line_number=line_no, byte_offset=offset, error_code=code,
+                       error_message=message, raw=line)
+        res.quarantined += 1
+    res.days = norm.days | ({task.file_day} if res.quarantined else set())
+    stage_tables(buffers, Path(task.staging), task.part, [t for t in TABLES
+                                                           if t != "ingest_files"])
+    return res
+
+
+def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[str]) -> None:
+    for t in tables:
+        if buffers.rows(t):
+            stage(buffers.to_arrow(t), staging, t, part)
+
+
+def stage(table: pa.Table, staging: Path, name: str, part: str) -> None:
+    """Write `table` split by day to the staging area of the lake table `name`."""
+    days = table.column("day").unique().to_pylist()
+    for d in days:
+        piece = table if len(days) == 1 else table.filter(pc.equal(table["day"], d))
+        folder = staging / name / f"day={d.isoformat()}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(piece.drop_columns(["day"]), folder / f"part-{part}.parquet",
+                       compression="none")
