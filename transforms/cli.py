@@ -13,14 +13,19 @@ import duckdb
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, \
-    TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 from rich.table import Table
 
 from transforms import warehouse
 from transforms.contracts import SCHEMAS
 from transforms.ingest import IngestReport, ingest
-from transforms.readers import KINDS, InputError, discover, parse_line
+from transforms.readers import KINDS, READABLE_KINDS, InputError, discover, parse_line
 from transforms.schemas import TABLES
 from transforms.settings import Settings
 
@@ -82,15 +87,25 @@ def ingest_cmd(
 
 
 def _print_report(r: IngestReport) -> None:
-    t = Table(title="files", title_justify="left", show_edge=False)
-    for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
-        t.add_column(c, justify="right" if c in ("lines", "accepted", "quarantined",
-                                                 "blank") else "left")
-    for f in r.files:
-        note = "unchanged, skipped" if f.skipped else (f.error or "")
-        t.add_row(f.source_file, f.kind or "unknown", *(str(x) if not f.skipped else "-"
-                  for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
-    out.print(t, highlight=False)
+    noteworthy = [f for f in r.files if f.skipped or f.error or f.quarantined
+                  or f.kind not in READABLE_KINDS]
+    shown = r.files if len(r.files) <= 12 else noteworthy
+    if shown:
+        t = Table(show_edge=False)
+        for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
+            t.add_column(c, overflow="fold", justify="right" if c in (
+                "lines", "accepted", "quarantined", "blank") else "left")
+        for f in shown:
+            note = "unchanged, skipped" if f.skipped else (f.error or "")
+            t.add_row(f.source_file, f.kind or "unknown",
+                      *("-" if f.skipped else f"{x:,}"
+                        for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
+        out.print(t, highlight=False, markup=False)
+    done = [f for f in r.files if not f.skipped]
+    out.print(f"{len(r.files)} files ({len(r.files) - len(done)} unchanged): "
+              f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
+              f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
+              f"{sum(f.blank for f in done):,} blank", highlight=False)
     if r.recovered:
         out.print("finished a commit that an earlier run left half-done")
     if r.rows:
@@ -212,10 +227,7 @@ def validate_cmd(
                     continue
                 obj, code, message = parse_line(line)
                 problems: list[str] = []
-                if obj is None:
-                    problems = [f"{code}: {message}"]
-                else:
-                    problems = explain(obj)[:5]
+                problems = [f"{code}: {message}"] if obj is None else explain(obj)[:5]
                 if problems:
                     bad += 1
                     out.print(f"{f.source_file}:{line_no}", style="bold", highlight=False)

@@ -16,9 +16,7 @@ from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-import duckdb
-
-from transforms import warehouse
+from transforms import db, warehouse
 from transforms.lake import Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
@@ -71,8 +69,9 @@ class IngestReport:
 
 def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int | None = None,
            block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
-           now: datetime | None = None) -> IngestReport:
-    """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views."""
+           now: datetime | None = None, build_views: bool = True) -> IngestReport:
+    """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
+    (unless `build_views` is False: the Dagster warehouse asset builds them)."""
     now = now or datetime.now(UTC)
     lake = Lake(home)
     report = IngestReport(home=home, recovered=lake.recover())
@@ -110,7 +109,8 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
         result = lake.commit(staging, [f.source_file for f, _ in todo])
         report.days = result.days
         report.superseded_runs = result.superseded_runs
-        warehouse.build(home)
+        if build_views:
+            warehouse.build(home)
     finally:
         clear_staging(staging)
     return report
@@ -181,7 +181,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
 
 def _summarize(staging: Path, report: IngestReport) -> None:
     """Counts of what this ingest staged: rows per table, flags and quarantine by code."""
-    con = duckdb.connect()
+    con = db.connect()
     try:
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags",
                   "quarantine"):

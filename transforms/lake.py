@@ -10,6 +10,7 @@ The lake is a function of the set of ingested files: a file's rows are identifie
 `source_file`; ingesting a changed file replaces its rows; an unchanged file is skipped.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from transforms import db
 from transforms.flags import CATALOG
 from transforms.schemas import RUN_TABLES, TABLES
 
@@ -114,7 +116,7 @@ class Lake:
     # -- reading ----------------------------------------------------------------------------
     def known_files(self) -> dict[str, tuple[str, int]]:
         """source_file -> (sha256, bytes) of every file already in the lake."""
-        con = duckdb.connect()
+        con = db.connect()
         try:
             rows = con.execute(
                 f"SELECT source_file, sha256, bytes FROM ({scan_sql(self.root, 'ingest_files')})"
@@ -133,9 +135,7 @@ class Lake:
         """
         self.recover()
         out = staging / "_out"
-        con = duckdb.connect(config={"memory_limit": "1GB",
-                                     "temp_directory": str(staging / "_spill"),
-                                     "preserve_insertion_order": False})
+        con = db.connect(memory_limit="1GB", temp_directory=str(staging / "_spill"))
         try:
             return self._commit(con, staging, out, sorted(set(replaced)))
         finally:
@@ -175,54 +175,49 @@ class Lake:
                     SELECT run_id FROM old_runs WHERE NOT (""" + keep + """) UNION
                     SELECT run_id FROM sup_runs WHERE NOT (""" + keep + "))"])
         days = sorted(r[0] for r in con.execute(days_sql).fetchall() if r[0] is not None)
+        con.execute("CREATE TEMP TABLE affected (day DATE)")
+        con.executemany("INSERT INTO affected VALUES (?)", [[d] for d in days])
         result = CommitResult(days=days)
-        dup = CATALOG["run_id_duplicate"]
         plan: dict[str, list] = {"replace": [], "delete": []}
+        in_days = "day IN (SELECT day FROM affected)"
         for t in TABLES:
-            cols = ", ".join(c.name for c in TABLES[t].columns if c.name != "day")
-            for d in days:
-                old_filter = f"day = $d AND {keep}"
-                if t == "flags":
-                    old_filter += " AND code <> 'run_id_duplicate'"
-                parts = [f"SELECT * FROM old_{t} WHERE {old_filter}",
-                         f"SELECT * FROM new_{t} WHERE day = $d"]
-                if t in RUN_TABLES:
-                    parts.append(f"SELECT * FROM sup_{t} WHERE {old_filter}")
-                if t == "flags":
-                    parts.append(f"""
-                        SELECT 'run' AS entity, run_id, win_day AS day, NULL AS span_id,
-                          NULL AS message_index, NULL AS call_index, 'run_id_duplicate' AS code,
-                          '{dup.severity}' AS severity, '{dup.category}' AS category,
-                          printf('run_id %s is on %s:%d and again on the later line %s:%d, '
-                                 || 'which wins', run_id, source_file, source_line,
-                                 win_file, win_line) AS detail,
-                          source_file, source_line
-                        FROM losers WHERE win_day = $d""")
-                rows = " UNION ALL BY NAME ".join(parts)
+            cols = ", ".join(c.name for c in TABLES[t].columns)
+            old_filter = f"{in_days} AND {keep}"
+            if t == "flags":
+                old_filter += " AND code <> 'run_id_duplicate'"
+            parts = [f"SELECT {cols} FROM old_{t} WHERE {old_filter}",
+                     f"SELECT {cols} FROM new_{t} WHERE {in_days}"]
+            if t in RUN_TABLES:
+                parts.append(f"SELECT {cols} FROM sup_{t} WHERE {old_filter}")
+            if t == "flags":
+                parts.append(_DUPLICATE_FLAGS)
+            rows = " UNION ALL ".join(parts)
+            targets = [(False, "true")]
+            if t in RUN_TABLES:
                 won = ("run_id IS NULL OR EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id "
                        "AND w.source_file = r.source_file AND w.source_line = r.source_line)")
                 if t == "flags":
                     won = f"code = 'run_id_duplicate' OR {won}"
-                targets = [(False, "true")]
-                if t in RUN_TABLES:
-                    targets = [(False, won), (True, f"NOT ({won})")]
-                for sup, cond in targets:
+                targets = [(False, won), (True, f"NOT ({won})")]
+            for sup, cond in targets:
+                dest = out / ("sup" if sup else "main") / t
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                n = con.execute(
+                    f"COPY (SELECT * FROM ({rows}) r WHERE {cond} ORDER BY {_ORDER[t]}) "
+                    f"TO {sql_str(str(dest))} (FORMAT parquet, PARTITION_BY (day), "
+                    "FILENAME_PATTERN 'data', COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+                ).fetchone()
+                if not sup:
+                    result.rows[t] = int(n[0]) if n else 0
+                for d in days:
                     final = self.day_file(t, d, sup)
-                    tmp = out / final.relative_to(self.root)
-                    tmp.parent.mkdir(parents=True, exist_ok=True)
-                    n = con.execute(
-                        f"COPY (SELECT {cols} FROM ({rows}) r WHERE {cond} "
-                        f"ORDER BY {_ORDER[t]}) TO {sql_str(str(tmp))} "
-                        "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)",
-                        {"d": d}).fetchone()
-                    count = int(n[0]) if n else 0
-                    if count:
-                        plan["replace"].append([str(tmp), str(final)])
+                    written = sorted((dest / f"day={d.isoformat()}").glob("*.parquet"))
+                    if len(written) > 1:
+                        written = [_merge(con, written)]
+                    if written:
+                        plan["replace"].append([str(written[0]), str(final)])
                     else:
-                        tmp.unlink(missing_ok=True)
                         plan["delete"].append(str(final))
-                    if not sup:
-                        result.rows[t] = result.rows.get(t, 0) + count
         result.superseded_runs = int(con.execute("SELECT count(*) FROM losers").fetchone()[0])
         self.root.mkdir(parents=True, exist_ok=True)
         journal = self.root / JOURNAL
@@ -233,11 +228,29 @@ class Lake:
         return result
 
 
+_DUP = CATALOG["run_id_duplicate"]
+_DUPLICATE_FLAGS = f"""
+    SELECT 'run' AS entity, run_id, win_day AS day, NULL AS span_id, NULL AS message_index,
+      NULL AS call_index, 'run_id_duplicate' AS code, '{_DUP.severity}' AS severity,
+      '{_DUP.category}' AS category,
+      printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
+             run_id, source_file, source_line, win_file, win_line) AS detail,
+      source_file, source_line
+    FROM losers WHERE win_day IN (SELECT day FROM affected)"""
+
+
+def _merge(con: duckdb.DuckDBPyConnection, files: list[Path]) -> Path:
+    """One file from the several a partitioned COPY may write for a day."""
+    target = files[0].with_name("merged.parquet")
+    listing = ", ".join(sql_str(str(f)) for f in files)
+    con.execute(f"COPY (SELECT * FROM read_parquet([{listing}])) TO {sql_str(str(target))} "
+                "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
+    return target
+
+
 def _prune_empty(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 
 
 def clear_staging(staging: Path) -> None:

@@ -238,7 +238,7 @@ LineResult = tuple[int, int, bytes]
 
 
 def split_block(block: Block) -> Iterator[LineResult]:
-    """The lines of a block, each without its terminator (\\n or \\r\\n); a file's BOM is removed."""
+    """The lines of a block without terminators (\\n or \\r\\n); a file's BOM is removed."""
     data = block.data
     start = 0
     if block.is_file_start and data.startswith(BOM):

@@ -91,8 +91,10 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     _c("n_messages", pa.int64(), "Messages kept in `messages`."),
     _c("n_tool_calls", pa.int64(), "Tool calls kept in `tool_calls`."),
     _c("n_thinking", pa.int64(), "Reasoning blocks kept in `thinking`."),
-    _c("input_tokens", pa.int64(), "Input tokens (metadata.total_input_tokens); null if unknown."),
-    _c("output_tokens", pa.int64(), "Output tokens (metadata.total_output_tokens); null if unknown."),
+    _c("input_tokens", pa.int64(), "Input tokens (metadata.total_input_tokens); null if "
+       "unknown."),
+    _c("output_tokens", pa.int64(), "Output tokens (metadata.total_output_tokens); null if "
+       "unknown."),
     _c("agent_runtime_ms", pa.float64(), "Agent runtime in milliseconds; null if unknown."),
     _c("system_prompt_id", pa.string(), "metadata.system_prompt_id."),
     _c("tokens_source", pa.string(), "Where the token totals came from: metadata or none."),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from transforms import db
 from transforms.flags import CATALOG
 from transforms.lake import scan_sql
 from transforms.schemas import TABLES
@@ -41,7 +42,7 @@ def build(home: Path) -> Path:
     target = path(home)
     tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
     try:
-        con = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
+        con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
             lake = home / "lake"
             for t in TABLES:
@@ -71,4 +72,4 @@ def connect(home: Path) -> duckdb.DuckDBPyConnection:
     target = path(home)
     if not target.exists():
         raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
-    return duckdb.connect(str(target), read_only=True)
+    return db.connect(str(target), read_only=True)

@@ -1,0 +1,1 @@
+"""Asset families, one module each."""

@@ -1,0 +1,23 @@
+"""The runlake resource: the one place Dagster gets settings from (RUNLAKE_ environment)."""
+
+from pathlib import Path
+
+import dagster as dg
+
+from transforms.settings import Settings
+
+
+class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
+    """Where the warehouse lives and what the pipeline ingests; defaults from RUNLAKE_*."""
+
+    home: str = ""
+    landing: str = ""
+    workers: int = 0
+
+    def settings(self) -> Settings:
+        base = Settings()
+        return base.model_copy(update={
+            "home": Path(self.home) if self.home else base.home,
+            "landing": Path(self.landing) if self.landing else base.landing,
+            "workers": self.workers or base.workers,
+        })

@@ -1,0 +1,200 @@
+"""Realistic synthetic agent runs: the committed samples, the benchmarks and the tests use them.
+
+Deterministic for a seed. Runs look like what test platforms write: an envelope around the
+agent's response, transcripts with both tool-call shapes, string and object arguments, thinking
+blocks, content parts, token and runtime metadata, unknown metadata keys, and outcomes whose
+pass rate depends on agent, model and day (so a planted drop is visible).
+"""
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    name: str
+    models: tuple[str, ...]
+    tools: tuple[str, ...]
+    nested_calls: bool
+    strict: bool = False
+    pass_rate: float = 0.8
+    thinking: bool = False
+    parts: bool = False
+    long_answers: bool = False
+    drop_on: dict[date, float] = field(default_factory=dict)
+
+
+TOOLS_SUPPORT = ("get_order", "refund_order", "lookup_customer", "search_kb", "escalate")
+TOOLS_TRAVEL = ("search_direct_flight", "get_reservation_details", "book_reservation",
+                "cancel_reservation", "calculate")
+TOOLS_RESEARCH = ("web_search", "fetch_page", "summarize")
+
+USER_ASKS = [
+    "I was charged twice for order #{n}. Can you refund the duplicate charge?",
+    "Where is my package? The order number is {n}.",
+    "Please change my flight {n} to the next morning, economy if possible.",
+    "Cancel reservation {n}, I can't travel anymore.",
+    "What's the baggage allowance on booking {n}? Also, can I add a seat upgrade?",
+    "Summarize the latest findings on battery recycling for report {n}.",
+    "Mi pedido {n} llegó dañado, ¿pueden reemplazarlo?",
+    "Bestellung {n} ist nicht angekommen — können Sie das prüfen?",
+]
+ANSWERS = [
+    "I've issued a refund of ${amt} for the duplicate charge on order #{n}. It should appear "
+    "on your statement within 3–5 business days.",
+    "Your package for order {n} is in transit and is expected to arrive on Thursday.",
+    "Done: reservation {n} now departs at 08:15 tomorrow in economy; the fare difference was "
+    "${amt}.",
+    "Reservation {n} is cancelled and ${amt} will be refunded to the original payment method.",
+    "Booking {n} includes one checked bag up to 23 kg. A seat upgrade costs ${amt}.",
+    "Here is a summary of the findings for report {n}: recovery rates for lithium reached 95% "
+    "in pilot plants, while costs remain the main barrier.",
+    "He solicitado un reemplazo para el pedido {n}; recibirá un correo con el seguimiento.",
+    "Ich habe Bestellung {n} geprüft: Sie wird morgen zugestellt. 📦",
+]
+
+
+def default_agents(days: list[date]) -> list[AgentProfile]:
+    last = days[-1] if days else date(2026, 11, 20)
+    return [
+        AgentProfile("support-bot", ("claude-sonnet-4-5", "gpt-4.1"), TOOLS_SUPPORT,
+                     nested_calls=False, pass_rate=0.82, thinking=True),
+        AgentProfile("travel-agent", ("gpt-4o",), TOOLS_TRAVEL, nested_calls=True,
+                     pass_rate=0.7, drop_on={last: 0.35}),
+        AgentProfile("refund-agent", ("claude-sonnet-4-5",), TOOLS_SUPPORT, nested_calls=False,
+                     strict=True, pass_rate=0.9),
+        AgentProfile("research-agent", ("gemini-2.5-flash",), TOOLS_RESEARCH, nested_calls=True,
+                     pass_rate=0.6, parts=True, long_answers=True, thinking=True),
+    ]
+
+
+def _args(rng: random.Random, tool: str, n: int) -> dict[str, Any]:
+    if tool in ("get_order", "refund_order"):
+        return {"order_id": str(n), "reason": rng.choice(["duplicate", "damaged", "late"])}
+    if tool in ("search_direct_flight",):
+        return {"origin": rng.choice(["SFO", "JFK", "LHR", "CDG"]),
+                "destination": rng.choice(["SEA", "ORD", "MAD", "FRA"]),
+                "date": "2026-12-0" + str(rng.randint(1, 9))}
+    if tool in ("get_reservation_details", "cancel_reservation", "book_reservation"):
+        return {"reservation_id": f"R{n:06d}", "passengers": [
+            {"first_name": "Ana", "last_name": "García"}][: rng.randint(0, 1)]}
+    if tool == "web_search":
+        return {"query": "battery recycling lithium recovery 2026", "top_k": rng.randint(3, 10)}
+    return {"id": n, "note": "customer asked for an update"}
+
+
+def _result(rng: random.Random, tool: str, n: int) -> str:
+    body = {"status": rng.choice(["shipped", "delivered", "pending", "ok"]), "id": n,
+            "items": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 3)}
+                      for _ in range(rng.randint(1, 4))]}
+    if tool in ("web_search", "fetch_page"):
+        body["text"] = "Lithium-ion recycling recovered 95% of lithium in 2026 pilots. " * \
+            rng.randint(2, 30)
+    return json.dumps(body, ensure_ascii=False)
+
+
+def make_run(rng: random.Random, agent: AgentProfile, day: date, index: int,
+             case: int) -> dict[str, Any]:
+    """One envelope line for `agent` on `day`."""
+    model = agent.models[index % len(agent.models)]
+    n = rng.randint(1000, 99999)
+    started = datetime(day.year, day.month, day.day, 1, 0, tzinfo=UTC) + timedelta(
+        seconds=rng.randint(0, 20 * 3600))
+    runtime_ms = int(rng.lognormvariate(8.6, 0.5))
+    ask = rng.choice(USER_ASKS).format(n=n)
+    answer = rng.choice(ANSWERS).format(n=n, amt=f"{rng.randint(5, 400)}.{rng.randint(0, 99):02d}")
+    msgs: list[dict[str, Any]] = [
+        {"role": "system", "content": f"You are {agent.name}, a careful assistant. Follow the "
+                                      "policy, confirm before acting, and use tools."},
+        {"role": "user", "content": ask},
+    ]
+    for step in range(rng.randint(0, 4)):
+        tool = rng.choice(agent.tools)
+        cid = f"call_{n}_{step}"
+        args = _args(rng, tool, n)
+        if agent.nested_calls:
+            call: dict[str, Any] = {"id": cid, "type": "function",
+                                    "function": {"name": tool, "arguments": json.dumps(args)}}
+        else:
+            call = {"id": cid, "name": tool, "arguments": args}
+        flaw = rng.random()
+        if flaw < 0.02:  # a client that cut the arguments mid-string
+            if agent.nested_calls:
+                call["function"]["arguments"] = call["function"]["arguments"][:-3]
+            else:
+                call["arguments"] = json.dumps(args)[:-3]
+        elif flaw < 0.03:  # a call the agent gave up on: no tool message answers it
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            continue
+        msg: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        if agent.thinking and rng.random() < 0.6:
+            msg["thinking"] = [{"type": "thinking", "text": f"The user needs {tool} first; "
+                                                            "check the policy before acting."}]
+        msgs.append(msg)
+        msgs.append({"role": "tool", "tool_call_id": cid, "name": tool,
+                     "content": _result(rng, tool, n)})
+    final = answer
+    if agent.long_answers and (day.toordinal() * 7 + index) % 41 == 0:
+        final = (answer + " ") * (50_001 // len(answer) + 2)
+    if agent.parts:
+        msgs.append({"role": "assistant", "content": [
+            {"type": "text", "text": final[:2000]},
+            {"type": "image_url", "image_url": {"url": f"https://example.com/chart-{n}.png"}}]})
+    elif not (agent.strict and rng.random() < 0.06):
+        msgs.append({"role": "assistant", "content": final})
+    rate = agent.drop_on.get(day, agent.pass_rate)
+    if model == "gpt-4.1":
+        rate -= 0.05
+    r = rng.random()
+    status = "passed" if r < rate else ("failed" if r < 0.97 else rng.choice(["error", "skipped"]))
+    outcome: dict[str, Any] = {"status": status,
+                               "score": 1.0 if status == "passed" else round(rng.random() * 0.5,
+                                                                             2)}
+    if status == "error":
+        outcome = {"status": "error", "error": "agent endpoint timed out after 120 s"}
+    metadata: dict[str, Any] | None = {
+        "model": model, "system_prompt_id": f"{agent.name}-v{1 + index % 3}",
+        "total_input_tokens": rng.randint(800, 9000) * (1 + len(msgs) // 4),
+        "total_output_tokens": rng.randint(60, 900), "agent_runtime_ms": runtime_ms,
+        "temperature": 0.2, "region": rng.choice(["eu-west-1", "us-east-1"]),
+    }
+    if rng.random() < 0.05:
+        metadata = None
+    elif rng.random() < 0.02:  # a wrapper that stringified its counters
+        metadata["total_output_tokens"] = str(metadata["total_output_tokens"])
+    line: dict[str, Any] = {
+        "run_id": f"{agent.name}-{day.isoformat()}-{index:05d}",
+        "agent": agent.name, "agent_version": "1.4.2",
+        "test_case_id": f"{agent.name}/case-{case:03d}", "batch_id": f"{day.isoformat()}-nightly",
+        "trace_id": f"{rng.getrandbits(128):032x}",
+        "started_at": started.isoformat().replace("+00:00", "Z"),
+        "ended_at": (started + timedelta(milliseconds=runtime_ms)).isoformat().replace(
+            "+00:00", "Z"),
+        "outcome": outcome,
+        "response": {"final_response": final, "messages": msgs, "metadata": metadata},
+    }
+    if agent.strict:
+        line["response_contract"] = {"response_mode": "rich", "strictness": "strict"}
+    if metadata is None:
+        del line["response"]["metadata"]
+        line["model"] = model
+    return line
+
+
+def runs(seed: int, days: list[date], per_agent_per_day: int,
+         agents: list[AgentProfile] | None = None) -> Iterator[tuple[date, str, dict[str, Any]]]:
+    """(day, agent, line) for every synthetic run, in a stable order."""
+    rng = random.Random(seed)
+    agents = agents or default_agents(days)
+    for day in days:
+        for agent in agents:
+            for i in range(per_agent_per_day):
+                yield day, agent.name, make_run(rng, agent, day, i, case=i % 40)
+
+
+def dumps(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
