@@ -28,6 +28,7 @@ READABLE_KINDS: tuple[str, ...] = ("responses",)
 
 BOM = b"\xef\xbb\xbf"
 DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
+READ_BYTES = 1024 * 1024
 
 _SUFFIX_KIND = {
     ".responses.jsonl": "responses",
@@ -200,30 +201,38 @@ class BlockReader:
         return buffered
 
     def __iter__(self) -> Iterator[Block]:
-        line_no, offset, carry, first = 1, 0, b"", True
+        line_no, offset, first = 1, 0, True
+        pending: list[bytes] = []
+        size = 0
+        step = min(self.block_bytes, READ_BYTES)
         try:
             stream = self._stream()
+            # read1 hands over what is decompressed so far, so a cut stream loses no whole line.
+            read = getattr(stream, "read1", stream.read)
             while True:
                 try:
-                    chunk = stream.read(self.block_bytes)
+                    chunk = read(step)
                 except (OSError, EOFError, ValueError) as e:
                     # A corrupt or cut compressed stream: keep what was read, say why it ended.
                     self.error = f"{type(e).__name__}: {e}"
                     chunk = b""
+                if chunk:
+                    pending.append(chunk)
+                    size += len(chunk)
+                    if size < self.block_bytes:
+                        continue
+                buf = b"".join(pending)
+                cut = buf.rfind(b"\n") if chunk else len(buf) - 1
+                if cut >= 0:
+                    data = buf[: cut + 1]
+                    yield Block(data, line_no, offset, first)
+                    first = False
+                    line_no += data.count(b"\n")
+                    offset += len(data)
+                    buf = buf[cut + 1:]
+                pending, size = ([buf], len(buf)) if buf else ([], 0)
                 if not chunk:
-                    if carry:
-                        yield Block(carry, line_no, offset, first)
                     break
-                buf = carry + chunk if carry else chunk
-                cut = buf.rfind(b"\n")
-                if cut < 0:
-                    carry = buf
-                    continue
-                data, carry = buf[: cut + 1], buf[cut + 1:]
-                yield Block(data, line_no, offset, first)
-                first = False
-                line_no += data.count(b"\n")
-                offset += len(data)
             # Drain the raw file so sha256 covers every stored byte.
             while self._hasher.read(1024 * 1024):
                 pass

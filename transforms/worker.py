@@ -44,6 +44,14 @@ class BlockResult:
 
 def process_block(task: BlockTask) -> BlockResult:
     """Read, normalize and stage one block; the counts say what became of every line."""
+    res, buffers = normalize_block(task)
+    stage_tables(buffers, Path(task.staging), task.part, [t for t in TABLES
+                                                           if t != "ingest_files"])
+    return res
+
+
+def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
+    """The rows of one block's lines, and what became of every line."""
     buffers = ColumnBuffers()
     norm = ResponseNormalizer(task.source_file, task.file_day, buffers)
     res = BlockResult()
@@ -63,9 +71,7 @@ def process_block(task: BlockTask) -> BlockResult:
                        error_message=message, raw=line)
         res.quarantined += 1
     res.days = norm.days | ({task.file_day} if res.quarantined else set())
-    stage_tables(buffers, Path(task.staging), task.part, [t for t in TABLES
-                                                           if t != "ingest_files"])
-    return res
+    return res, buffers
 
 
 def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[str]) -> None:

@@ -1,0 +1,89 @@
+"""Every flag code of the response reader is raised on its case, and not on its near-miss."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from transforms.flags import CATALOG
+from transforms.ingest import ingest
+from transforms.warehouse import connect
+
+CASES = yaml.safe_load((Path(__file__).parent.parent / "cases" / "flag_cases.yaml").read_text())
+# Codes raised by readers of other formats (spans, registries, durable state); each is covered
+# by the tests of its own reader.
+OTHER_READERS = {
+    "span_end_before_start", "span_parent_missing", "llm_partial_response",
+    "llm_output_truncated", "llm_error_message_truncated", "llm_status_error_type_mismatch",
+    "chat_content_not_blocks", "tokens_mismatch", "runtime_mismatch", "tool_unknown",
+    "tool_arguments_schema_violation", "tool_arguments_strict_violation",
+    "schema_version_invalid",
+}
+
+
+def _line(case: dict[str, Any]) -> dict[str, Any]:
+    line = case["line"]
+    if "long_final_response" in case:
+        line["response"]["final_response"] = "é" * case["long_final_response"]
+    return line
+
+
+@pytest.fixture(scope="module")
+def case_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse holding every case, one line each, in the order of the YAML file."""
+    root = tmp_path_factory.mktemp("cases")
+    path = root / "landing" / "cases.responses.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(_line(c)) + "\n" for c in CASES))
+    ingest([path], root / "home")
+    return root / "home"
+
+
+@pytest.fixture(scope="module")
+def flags_by_line(case_home: Path) -> dict[int, list[str]]:
+    con = connect(case_home)
+    rows = con.execute("SELECT source_line, code FROM flags ORDER BY 1, 2").fetchall()
+    con.close()
+    found: dict[int, list[str]] = {}
+    for line, code in rows:
+        found.setdefault(line, []).append(code)
+    return found
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c["name"] for c in CASES])
+def test_case_raises_exactly_its_flags(index: int, flags_by_line: dict[int, list[str]]) -> None:
+    """The flags on a case's line are exactly the ones it expects (a near-miss expects none)."""
+    case = CASES[index]
+    assert flags_by_line.get(index + 1, []) == sorted(case["expect"]), case["name"]
+
+
+def test_every_response_code_has_a_case() -> None:
+    """Each code of the catalog is raised by at least one case here or by its own reader."""
+    covered = {code for c in CASES for code in c["expect"]}
+    assert set(CATALOG) - covered - OTHER_READERS == set()
+    assert covered <= set(CATALOG)
+
+
+def test_later_duplicate_wins(case_home: Path) -> None:
+    """runs holds the later line of a repeated run_id; the flag names both lines."""
+    con = connect(case_home)
+    rows = con.execute("SELECT agent, source_line FROM runs WHERE run_id = 'dup'").fetchall()
+    detail = con.execute("SELECT detail FROM flags WHERE code = 'run_id_duplicate'").fetchone()
+    con.close()
+    last = len(CASES)
+    assert rows == [("b", last)]
+    assert detail is not None
+    assert f":{last - 1}" in detail[0] and f":{last}" in detail[0]
+
+
+def test_truncated_run_keeps_original_length(case_home: Path) -> None:
+    """final_response_chars is the original length; the stored text stops at the limit."""
+    con = connect(case_home)
+    rows = con.execute(
+        "SELECT run_id, final_response_chars, length(final_response), final_response_truncated "
+        "FROM runs WHERE run_id LIKE '%final-response-%limit' ORDER BY 1").fetchall()
+    con.close()
+    assert rows == [("final-response-over-limit", 50_001, 50_000, True),
+                    ("near-miss-final-response-at-limit", 50_000, 50_000, False)]

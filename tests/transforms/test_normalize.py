@@ -1,0 +1,132 @@
+"""Rows the normalizer builds: columns, resolution rules and definitions of warehouse.md."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RUN = {
+    "run_id": "r1", "agent_name": "support-bot", "case_id": "refund/42", "model": "env-model",
+    "trace_id": "t1", "started_at": "2026-11-20T23:30:00-02:00",
+    "ended_at": "2026-11-21T01:30:05Z", "outcome": {"passed": False, "score": 0.25},
+    "response": {
+        "final_response": "Refund issued ✅",
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": [{"type": "text", "text": "Refund "},
+                                         {"type": "image_url", "image_url": {"url": "u"}},
+                                         {"type": "text", "text": "#4521"}]},
+            {"role": "assistant", "content": None,
+             "thinking": [{"type": "thinking", "text": "check order"}, {"signature": "abc"}],
+             "tool_calls": [
+                 {"id": "c1", "name": "get_order", "arguments": {"z": 1, "a": {"y": 2, "b": 3}}},
+                 {"id": "c2", "type": "function",
+                  "function": {"name": "refund", "arguments": "{\"amount\": 79.5, \"id\": 1}"}},
+                 {"type": "function", "function": {"name": "noop"}}]},
+            {"role": "tool", "tool_call_id": "c2", "name": "refund", "content": "ok"},
+            {"role": "tool", "tool_call_id": "c1", "content": "{\"status\": \"shipped\"}"},
+            {"role": "assistant", "content": "Refund issued ✅"},
+        ],
+        "metadata": {"total_input_tokens": 1842, "total_output_tokens": 217,
+                     "agent_runtime_ms": 4815.5, "region": "eu", "tags": ["a"]},
+    },
+}
+
+
+def test_run_row(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+                 query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """Aliases resolve, the day is the UTC date of started_at, outcome.passed gives status."""
+    run_ingest(write_lines([RUN]))
+    row = query("""SELECT run_id, day::VARCHAR, agent, test_case_id, model, batch_id, status,
+                          score, trace_mode, contract_mode, final_response_chars, n_messages,
+                          n_tool_calls, n_thinking, input_tokens, output_tokens,
+                          agent_runtime_ms, tokens_source, started_at::VARCHAR
+                   FROM runs""")
+    assert row == [("r1", "2026-11-21", "support-bot", "refund/42", "env-model", "2026-11-21",
+                    "failed", 0.25, "rich", "lenient", 15, 6, 3, 2, 1842, 217, 4815.5,
+                    "metadata", "2026-11-21 01:30:00+00")]
+
+
+def test_messages_and_parts(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+                            query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """Text is the concatenation of text parts; part types are kept; chars count code points."""
+    run_ingest(write_lines([RUN]))
+    rows = query("""SELECT message_index, role, content_kind, text, chars, part_types,
+                           other_parts IS NOT NULL, n_tool_calls, n_thinking, tool_call_id
+                    FROM messages ORDER BY message_index""")
+    assert rows[1] == (1, "user", "parts", "Refund #4521", 12,
+                       ["text", "image_url", "text"], True, 0, 0, None)
+    assert rows[2] == (2, "assistant", "null", None, None, None, False, 3, 2, None)
+    assert rows[5] == (5, "assistant", "string", "Refund issued ✅", 15, None, False, 0, 0, None)
+
+
+def test_tool_calls_both_shapes(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+                                query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """Both shapes give one row shape, canonical JSON arguments, and the answering message."""
+    run_ingest(write_lines([RUN]))
+    rows = query("""SELECT call_index, call_id, tool_name, arguments, arguments_valid, call_shape,
+                           result_message_index, result_chars
+                    FROM tool_calls ORDER BY call_index""")
+    assert rows == [
+        (0, "c1", "get_order", '{"a":{"b":3,"y":2},"z":1}', True, "flat", 4, 21),
+        (1, "c2", "refund", '{"amount":79.5,"id":1}', True, "nested", 3, 2),
+        (2, None, "noop", None, True, "nested", None, None),
+    ]
+    flags = query("SELECT code, message_index, call_index FROM flags ORDER BY code")
+    assert flags == [("tool_call_unanswered", 2, 2)]
+
+
+def test_thinking_and_metadata_kv(write_lines: Callable[..., Path],
+                                  run_ingest: Callable[..., Any],
+                                  query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """Thinking text is the text key else the block's JSON; unknown metadata keys become rows."""
+    run_ingest(write_lines([RUN]))
+    assert query("SELECT block_index, text, chars FROM thinking ORDER BY 1") == [
+        (0, "check order", 11), (1, '{"signature":"abc"}', 19)]
+    assert query("SELECT key, value FROM metadata_kv ORDER BY 1") == [
+        ("region", '"eu"'), ("tags", '["a"]')]
+
+
+def test_missing_numbers_stay_null(write_lines: Callable[..., Path],
+                                   run_ingest: Callable[..., Any],
+                                   query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """No metadata: tokens and runtime are null, not 0; wrong-typed keys are null and flagged."""
+    lines = [
+        {"run_id": "a", "response": {"final_response": "x", "messages": []}},
+        {"run_id": "b", "response": {"final_response": "x", "messages": [],
+                                     "metadata": {"total_input_tokens": "12",
+                                                  "total_output_tokens": 3}}},
+    ]
+    run_ingest(write_lines(lines))
+    assert query("SELECT run_id, input_tokens, output_tokens, agent_runtime_ms, tokens_source "
+                 "FROM runs ORDER BY 1") == [("a", None, None, None, "none"),
+                                             ("b", None, 3, None, "metadata")]
+    assert query("SELECT count(*) FROM metadata_kv") == [(0,)]
+
+
+def test_day_falls_back_to_batch_then_folder(write_lines: Callable[..., Path],
+                                             run_ingest: Callable[..., Any],
+                                             query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """day: started_at, else a date-shaped batch_id, else the date folder of the file."""
+    lines = [
+        {"run_id": "a", "started_at": "2026-11-19T08:00:00Z", "response": {"final_response": "x"}},
+        {"run_id": "b", "batch_id": "2026-11-18-nightly", "response": {"final_response": "x"}},
+        {"run_id": "c", "batch_id": "weekly", "response": {"final_response": "x"}},
+    ]
+    run_ingest(write_lines(lines, folder="landing/2026-11-17"))
+    assert query("SELECT run_id, day::VARCHAR, batch_id FROM runs ORDER BY 1") == [
+        ("a", "2026-11-19", "2026-11-19"), ("b", "2026-11-18", "2026-11-18-nightly"),
+        ("c", "2026-11-17", "weekly")]
+
+
+def test_status_vocabulary(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+                           query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """Outcome status passes through; top-level passed works; no outcome is ungraded."""
+    body = {"final_response": "x", "messages": [{"role": "assistant", "content": "x"}]}
+    lines = [{"run_id": s, "outcome": {"status": s}, "response": body}
+             for s in ("passed", "failed", "error", "skipped")]
+    lines += [{"run_id": "top", "passed": True, "response": body},
+              {"run_id": "none", "response": body}]
+    run_ingest(write_lines(lines))
+    assert dict(query("SELECT run_id, status FROM runs")) == {
+        "passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped",
+        "top": "passed", "none": "ungraded"}
