@@ -31,8 +31,8 @@ from transforms.settings import Settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="runlake: a local SQL warehouse of AI-agent test runs.")
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
                                               "[default: $RUNLAKE_HOME or ./warehouse]")]
@@ -96,11 +96,14 @@ def _print_report(r: IngestReport) -> None:
             t.add_column(c, overflow="fold", justify="right" if c in (
                 "lines", "accepted", "quarantined", "blank") else "left")
         for f in shown:
-            note = "unchanged, skipped" if f.skipped else (f.error or "")
+            note = "unchanged, skipped" if f.skipped else ("see below" if f.error else "")
             t.add_row(f.source_file, f.kind or "unknown",
                       *("-" if f.skipped else f"{x:,}"
                         for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
         out.print(t, highlight=False, markup=False)
+    for f in r.files:
+        if f.error:
+            out.print(f"{f.source_file}: {f.error}", highlight=False, markup=False)
     done = [f for f in r.files if not f.skipped]
     out.print(f"{len(r.files)} files ({len(r.files) - len(done)} unchanged): "
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "

@@ -72,10 +72,12 @@ def test_later_duplicate_wins(case_home: Path) -> None:
     rows = con.execute("SELECT agent, source_line FROM runs WHERE run_id = 'dup'").fetchall()
     detail = con.execute("SELECT detail FROM flags WHERE code = 'run_id_duplicate'").fetchone()
     con.close()
-    last = len(CASES)
-    assert rows == [("b", last)]
+    names = [c["name"] for c in CASES]
+    first = names.index("run-id-duplicate-first") + 1
+    second = names.index("run-id-duplicate-second") + 1
+    assert rows == [("b", second)]
     assert detail is not None
-    assert f":{last - 1}" in detail[0] and f":{last}" in detail[0]
+    assert f":{first} " in detail[0] and f":{second}," in detail[0]
 
 
 def test_truncated_run_keeps_original_length(case_home: Path) -> None:

@@ -284,7 +284,7 @@ class ResponseNormalizer:
         src = self.source_file
         dropped: list[str] = []
         broken: list[str] = []
-        calls_by_id: dict[str, int] = {}
+        calls_by_id: dict[str, list[int]] = {}
         run_calls: list[int] = []
         has_text = False
         n_msg = n_calls = n_thinking = 0
@@ -358,8 +358,8 @@ class ResponseNormalizer:
                     n_tc += 1
                     run_calls.append(row)
                     cid = t_cols["call_id"][row]
-                    if cid is not None and cid not in calls_by_id:
-                        calls_by_id[cid] = row
+                    if cid is not None:
+                        calls_by_id.setdefault(cid, []).append(row)
             elif tcs is not None:
                 broken.append(f"entry {i} tool_calls is {describe(tcs)}")
             n_calls += n_tc
@@ -368,15 +368,20 @@ class ResponseNormalizer:
             if not isinstance(tcid, str):
                 tcid = None
             if role == "tool":
-                row = calls_by_id.get(tcid) if tcid is not None else None
-                if row is None:
+                # Ids are reused in real transcripts: a result answers the earliest call with
+                # its id that is still unanswered.
+                waiting = calls_by_id.get(tcid) if tcid is not None else None
+                if waiting is None:
                     pending.append(("tool_result_orphan",
                                     f"tool message {i} answers tool_call_id {tcid[:60]!r}, "
                                     "which no earlier call has" if tcid is not None else
                                     f"tool message {i} has no tool_call_id", i, None))
-                elif t_cols["result_message_index"][row] is None:
-                    t_cols["result_message_index"][row] = i
-                    t_cols["result_chars"][row] = chars
+                else:
+                    for row in waiting:
+                        if t_cols["result_message_index"][row] is None:
+                            t_cols["result_message_index"][row] = i
+                            t_cols["result_chars"][row] = chars
+                            break
             name = m.get("name")
             m_cols["run_id"].append(rid)
             m_cols["day"].append(day)

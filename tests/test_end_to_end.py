@@ -1,0 +1,110 @@
+"""data_samples/ end to end: the committed landing folder gives the pinned warehouse, and its
+counts agree with a count made independently from the raw files.
+
+After a deliberate, reviewed change: `python -m tests.test_end_to_end` rewrites the golden file.
+"""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from transforms import warehouse
+from transforms.ingest import ingest
+
+GOLDEN = REPO / "tests" / "golden" / "data_samples.json"
+SAMPLES = REPO / "data_samples"
+
+
+def _raw_lines() -> dict[str, list[bytes]]:
+    out = {}
+    for p in sorted(SAMPLES.rglob("*.responses.jsonl*")):
+        data = p.read_bytes()
+        if p.suffix == ".gz":
+            data = gzip.decompress(data)
+        data = data.removeprefix(b"\xef\xbb\xbf")
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        out[str(p.relative_to(SAMPLES))] = [ln.removesuffix(b"\r") for ln in lines]
+    return out
+
+
+def _strict(line: bytes) -> object:
+    def no_constants(c: str) -> None:
+        raise ValueError(c)
+
+    return json.loads(line.decode("utf-8"), parse_constant=no_constants)
+
+
+def sample_summary(home: Path) -> dict[str, object]:
+    """Ingest data_samples/ into `home` and describe the warehouse it gives."""
+    report = ingest([SAMPLES], home)
+    con = warehouse.connect(home)
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    result = {
+        "files": len(report.files),
+        "lines": q("SELECT sum(lines), sum(lines_accepted), sum(lines_quarantined), "
+                   "sum(lines_blank) FROM ingest_files")[0],
+        "runs_by_status": dict(q("SELECT status, count(*) FROM runs GROUP BY 1 ORDER BY 1")),
+        "runs_by_agent_model": [list(r) for r in q(
+            "SELECT agent, model, count(*) FROM runs GROUP BY ALL ORDER BY ALL")],
+        "flags_by_code": dict(q("SELECT code, count(*) FROM flags GROUP BY 1 ORDER BY 1")),
+        "quarantine_by_code": dict(q("SELECT error_code, count(*) FROM quarantine "
+                                     "GROUP BY 1 ORDER BY 1")),
+        "rows": {t: q(f"SELECT count(*) FROM {t}")[0][0] for t in (
+            "runs", "messages", "tool_calls", "thinking", "metadata_kv")},
+        "days": [str(d) for (d,) in q("SELECT DISTINCT day FROM runs ORDER BY 1")],
+    }
+    con.close()
+    return json.loads(json.dumps(result))
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    return sample_summary(tmp_path_factory.mktemp("e2e") / "home")
+
+
+def test_matches_golden(summary: dict[str, object]) -> None:
+    """The sample warehouse is exactly the pinned one (regenerate the golden file only after
+    reviewing a deliberate change)."""
+    assert summary == json.loads(GOLDEN.read_text())
+
+
+def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) -> None:
+    """Lines, runs, messages and tool calls match a count made with the stdlib json module."""
+    raw = _raw_lines()
+    lines = sum(len(v) for v in raw.values())
+    blank = sum(1 for v in raw.values() for ln in v if not ln.strip())
+    ids: set[str] = set()
+    records: dict[str, dict] = {}
+    for name, v in raw.items():
+        for ln in v:
+            if not ln.strip():
+                continue
+            try:
+                obj = _strict(ln)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and ("response" in obj or "final_response" in obj):
+                rid = obj.get("run_id") or f"derived:{name}:{ln!r}"
+                ids.add(rid)
+                records[rid] = obj
+    assert summary["lines"][0] == lines
+    assert summary["lines"][3] == blank
+    assert summary["rows"]["runs"] == len(ids)
+    msgs = sum(len((r.get("response", r).get("messages") or [])) for r in records.values())
+    calls = sum(len(m.get("tool_calls") or []) for r in records.values()
+                for m in (r.get("response", r).get("messages") or []))
+    assert summary["rows"]["messages"] == msgs
+    assert summary["rows"]["tool_calls"] == calls
+    assert summary["lines"][0] == sum(summary["lines"][1:])
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    GOLDEN.write_text(json.dumps(sample_summary(Path(tempfile.mkdtemp()) / "home"), indent=1)
+                      + "\n")

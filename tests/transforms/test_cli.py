@@ -1,0 +1,91 @@
+"""The runlake command as a user meets it: summaries, exports, and clear errors."""
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from typer.testing import CliRunner
+
+from transforms.cli import app
+
+RUNNER = CliRunner()
+LINE = {"run_id": "r1", "agent": "a", "outcome": {"status": "passed"},
+        "response": {"final_response": "ok", "messages": [{"role": "assistant", "content": "ok"}]}}
+
+
+def cli(*args: str) -> Any:
+    return RUNNER.invoke(app, list(args))
+
+
+def test_ingest_then_sql(write_lines: Callable[..., Path], home: Path) -> None:
+    """ingest prints counts and where the warehouse is; sql answers from it."""
+    path = write_lines([LINE, "oops"])
+    res = cli("ingest", str(path), "--home", str(home))
+    assert res.exit_code == 0, res.output
+    assert "1 accepted, 1 quarantined" in res.output
+    assert "invalid_json 1" in res.output
+    assert "warehouse.duckdb" in res.output
+    res = cli("sql", "select status, count(*) as n from runs group by 1", "--home", str(home))
+    assert res.exit_code == 0, res.output
+    assert "passed" in res.output and "1 rows" in res.output
+
+
+def test_sql_exports(write_lines: Callable[..., Path], home: Path, tmp_path: Path) -> None:
+    """--format csv|json|parquet with --output writes the result."""
+    cli("ingest", str(write_lines([LINE])), "--home", str(home))
+    q = "select run_id, status from runs"
+    for fmt in ("csv", "json", "parquet"):
+        out = tmp_path / f"out.{fmt}"
+        res = cli("sql", q, "--home", str(home), "--format", fmt, "--output", str(out))
+        assert res.exit_code == 0, res.output
+    assert pl.read_csv(tmp_path / "out.csv").rows() == [("r1", "passed")]
+    assert json.loads((tmp_path / "out.json").read_text()) == [{"run_id": "r1",
+                                                                "status": "passed"}]
+    assert pl.read_parquet(tmp_path / "out.parquet").rows() == [("r1", "passed")]
+
+
+def test_errors_are_one_clear_line(write_lines: Callable[..., Path], home: Path,
+                                   tmp_path: Path) -> None:
+    """Bad paths, bad SQL, writes and unreadable inputs exit non-zero with a message."""
+    res = cli("ingest", str(tmp_path / "missing"), "--home", str(home))
+    assert res.exit_code == 2 and "no such file or folder" in res.output
+    res = cli("sql", "select 1", "--home", str(tmp_path / "nowhere"))
+    assert res.exit_code == 2 and "runlake ingest" in res.output
+    cli("ingest", str(write_lines([LINE])), "--home", str(home))
+    res = cli("sql", "select * from no_such_view", "--home", str(home))
+    assert res.exit_code == 1 and "query failed" in res.output
+    res = cli("sql", "create table t (i int)", "--home", str(home))
+    assert res.exit_code == 1 and "read-only" in res.output.lower()
+    bad = write_lines(["not json", "[1]"], name="bad.responses.jsonl")
+    res = cli("ingest", str(bad), "--home", str(tmp_path / "h2"))
+    assert res.exit_code == 1 and "no line could be read as a run" in res.output
+    odd = write_lines([LINE], name="odd.jsonl", folder="elsewhere")
+    res = cli("ingest", str(odd), "--home", str(tmp_path / "h3"))
+    assert res.exit_code == 2 and "kind unknown" in res.output
+    res = cli("ingest", str(odd), "--home", str(tmp_path / "h3"), "--kind", "responses")
+    assert res.exit_code == 0, res.output
+
+
+def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
+    """The console script prints a message, not a traceback, on a bad query."""
+    runlake = Path(sys.executable).parent / "runlake"
+    proc = subprocess.run([str(runlake), "sql", "select 1", "--home", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "no warehouse" in proc.stderr
+
+
+def test_schema_and_validate(write_lines: Callable[..., Path]) -> None:
+    """schema prints the contracts' JSON Schema; validate explains a bad record by field."""
+    res = cli("schema", "response")
+    assert res.exit_code == 0
+    doc = json.loads(res.output)
+    assert "final_response" in doc["required"]
+    path = write_lines([LINE, {"run_id": "x", "response": {"messages": [{"role": "bot"}]}}])
+    res = cli("validate", str(path))
+    assert res.exit_code == 1
+    assert "final_response" in res.output and "role" in res.output

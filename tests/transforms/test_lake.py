@@ -1,0 +1,156 @@
+"""The lake: day partitions replaced whole, re-ingest is a no-op, duplicates resolve across
+files and days, and a crash leaves the previous warehouse readable."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from transforms import lake as lake_mod
+from transforms import warehouse
+from transforms.ingest import ingest
+
+
+def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
+    return {"run_id": run_id, "agent": "a", "started_at": f"{day}T12:00:00Z",
+            "response": {"final_response": text,
+                         "messages": [{"role": "assistant", "content": text}]}}
+
+
+def snapshot(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in (home / "lake").rglob("*.parquet")}
+
+
+def test_reingest_changes_nothing(write_lines: Callable[..., Path], home: Path) -> None:
+    """The same files again: every file skipped, every lake byte and the warehouse unchanged."""
+    path = write_lines([run("r1", "2026-11-20"), run("r2", "2026-11-21"), "bad line"])
+    ingest([path], home)
+    before, wh = snapshot(home), warehouse.path(home).stat().st_mtime_ns
+    report = ingest([path], home)
+    assert [f.skipped for f in report.files] == [True]
+    assert snapshot(home) == before
+    assert warehouse.path(home).stat().st_mtime_ns == wh
+
+
+def test_changed_file_replaces_its_rows(write_lines: Callable[..., Path], home: Path,
+                                        query: Callable[..., Any]) -> None:
+    """A changed file's old rows go, in every day they were in; other files' rows stay."""
+    a = write_lines([run("a1", "2026-11-20"), run("a2", "2026-11-21")], name="a.responses.jsonl")
+    b = write_lines([run("b1", "2026-11-21")], name="b.responses.jsonl")
+    ingest([a.parent], home)
+    write_lines([run("a3", "2026-11-22", "new")], name="a.responses.jsonl")
+    ingest([a.parent], home)
+    assert query("SELECT run_id, day::VARCHAR FROM runs ORDER BY 1") == [
+        ("a3", "2026-11-22"), ("b1", "2026-11-21")]
+    assert query("SELECT count(*) FROM messages") == [(2,)]
+    assert query("SELECT count(*) FROM ingest_files") == [(2,)]
+    assert not (home / "lake" / "runs" / "day=2026-11-20").exists()
+    assert b.exists()
+
+
+def test_duplicate_across_files_and_days(write_lines: Callable[..., Path], home: Path,
+                                         query: Callable[..., Any]) -> None:
+    """The later line (by path, then line) wins even on another day; when it goes away, the
+    earlier line comes back."""
+    write_lines([run("r1", "2026-11-20", "early")], name="a.responses.jsonl")
+    later = write_lines([run("r1", "2026-11-21", "late")], name="b.responses.jsonl")
+    ingest([later.parent], home)
+    assert query("SELECT day::VARCHAR, final_response FROM runs") == [("2026-11-21", "late")]
+    assert query("SELECT count(*) FROM messages") == [(1,)]
+    assert query("SELECT code, day::VARCHAR, source_file LIKE '%a.responses.jsonl' FROM flags") == [
+        ("run_id_duplicate", "2026-11-21", True)]
+    write_lines([run("r2", "2026-11-21", "other")], name="b.responses.jsonl")
+    ingest([later.parent], home)
+    assert query("SELECT run_id, final_response FROM runs ORDER BY 1") == [
+        ("r1", "early"), ("r2", "other")]
+    assert query("SELECT count(*) FROM flags") == [(0,)]
+
+
+def test_ingest_order_does_not_matter(write_lines: Callable[..., Path], tmp_path: Path) -> None:
+    """Ingesting files one by one, in any order, gives the same lake as all at once."""
+    a = write_lines([run("r1", "2026-11-20", "a"), run("r2", "2026-11-20")],
+                    name="a.responses.jsonl")
+    b = write_lines([run("r1", "2026-11-20", "b")], name="b.responses.jsonl")
+    homes = [tmp_path / "h1", tmp_path / "h2"]
+    ingest([a, b], homes[0])
+    ingest([b], homes[1])
+    ingest([a], homes[1])
+    results = []
+    for h in homes:
+        con = warehouse.connect(h)
+        results.append(con.execute(
+            "SELECT run_id, final_response, source_file FROM runs ORDER BY 1").fetchall())
+        con.close()
+    assert results[0] == results[1]
+    assert results[0][0][1] == "b"
+
+
+def test_crash_mid_commit_rolls_forward(write_lines: Callable[..., Path], home: Path,
+                                        monkeypatch: pytest.MonkeyPatch,
+                                        query: Callable[..., Any]) -> None:
+    """A writer that dies between renames leaves a journal; the next writer finishes the commit."""
+    path = write_lines([run("r1", "2026-11-20")])
+    ingest([path], home)
+    write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-21")])
+    real = lake_mod.os.replace
+    calls = {"n": 0}
+
+    def dying_replace(src: str, dst: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError("disk vanished")
+        real(src, dst)
+
+    monkeypatch.setattr(lake_mod.os, "replace", dying_replace)
+    with pytest.raises(OSError, match="disk vanished"):
+        ingest([path], home)
+    monkeypatch.setattr(lake_mod.os, "replace", real)
+    assert (home / "lake" / lake_mod.JOURNAL).exists()
+    # The views still open: the warehouse of the previous ingest is in place.
+    assert query("SELECT count(*) FROM flag_codes")[0][0] > 0
+    report = ingest([path], home)
+    assert report.recovered
+    assert query("SELECT run_id, final_response FROM runs ORDER BY 1") == [
+        ("r1", "v2"), ("r2", "ok")]
+    assert not (home / "lake" / lake_mod.JOURNAL).exists()
+
+
+def test_failed_build_keeps_previous_warehouse(write_lines: Callable[..., Path], home: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """A broken SQL file fails the build loudly, names the file, and leaves the old file."""
+    ingest([write_lines([run("r1", "2026-11-20")])], home)
+    before = warehouse.path(home).read_bytes()
+    sql = tmp_path / "sql"
+    (sql / "marts").mkdir(parents=True)
+    (sql / "marts" / "v_broken.sql").write_text("CREATE VIEW v_broken AS SELECT * FROM nope")
+    monkeypatch.setattr(warehouse, "SQL_DIR", sql)
+    with pytest.raises(warehouse.WarehouseError, match="v_broken.sql"):
+        warehouse.build(home)
+    assert warehouse.path(home).read_bytes() == before
+    assert not [p for p in home.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_readers_survive_a_rebuild(write_lines: Callable[..., Path], home: Path) -> None:
+    """A reader holding the warehouse read-only keeps querying while a writer ingests."""
+    ingest([write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")], home)
+    con = warehouse.connect(home)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    ingest([write_lines([run("r2", "2026-11-20")], name="b.responses.jsonl")], home)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    con.close()
+    con = warehouse.connect(home)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    con.close()
+
+
+def test_warehouse_opens_with_older_duckdb_storage(home: Path,
+                                                   write_lines: Callable[..., Path]) -> None:
+    """The file is written in the v1.5.0 storage format, readable by older duckdb CLIs."""
+    ingest([write_lines([run("r1", "2026-11-20")])], home)
+    con = warehouse.connect(home)
+    tags = con.execute("SELECT tags FROM duckdb_databases() WHERE database_name = "
+                       "'warehouse'").fetchone()
+    con.close()
+    assert tags == ({"storage_version": "v1.5.0+"},)
