@@ -95,7 +95,7 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     assert summary["lines"][0] == lines
     assert summary["lines"][3] == blank
     assert summary["rows"]["runs"] == len(ids)
-    msgs = sum(len((r.get("response", r).get("messages") or [])) for r in records.values())
+    msgs = sum(len(r.get("response", r).get("messages") or []) for r in records.values())
     calls = sum(len(m.get("tool_calls") or []) for r in records.values()
                 for m in (r.get("response", r).get("messages") or []))
     assert summary["rows"]["messages"] == msgs

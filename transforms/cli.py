@@ -23,7 +23,6 @@ from rich.progress import (
 from rich.table import Table
 
 from transforms import warehouse
-from transforms.contracts import SCHEMAS
 from transforms.ingest import IngestReport, ingest
 from transforms.readers import KINDS, READABLE_KINDS, InputError, discover, parse_line
 from transforms.schemas import TABLES
@@ -62,7 +61,7 @@ def ingest_cmd(
     settings = Settings()
     h = _home(home)
     try:
-        total = sum(f.size for f in discover(paths, kind))
+        total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
         if total >= PROGRESS_MIN_BYTES and err.is_terminal:
             with Progress("[progress.description]{task.description}", BarColumn(),
                           DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
@@ -200,9 +199,11 @@ def views_cmd(home: HomeOpt = None) -> None:
 
 @app.command("schema")
 def schema_cmd(
-    fmt: Annotated[str | None, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}")] = None,
+    fmt: Annotated[str | None, typer.Argument(help="One of: response, turn, envelope")] = None,
 ) -> None:
     """Print the JSON Schema of an input contract (all of them without an argument)."""
+    from transforms.contracts import SCHEMAS
+
     if fmt is not None and fmt not in SCHEMAS:
         _fail(f"unknown format {fmt!r}; known: {', '.join(SCHEMAS)}", 2)
     chosen = {fmt: SCHEMAS[fmt]} if fmt else SCHEMAS

@@ -135,7 +135,13 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
     total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     parallel = n_workers > 1 and total > 2 * block_bytes
-    pool = ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) if parallel else None
+    pool = None
+    if parallel:
+        # A fork server started once, with the worker module preloaded, forks each worker
+        # from a clean process: no inherited DuckDB threads, and no per-worker import cost.
+        ctx = get_context("forkserver")
+        ctx.set_forkserver_preload(["transforms.worker"])
+        pool = ProcessPoolExecutor(n_workers, mp_context=ctx)
     try:
         for seq, (f, fr) in enumerate(todo):
             if f.kind not in READABLE_KINDS:

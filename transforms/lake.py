@@ -29,18 +29,6 @@ from transforms.schemas import RUN_TABLES, TABLES
 SUPERSEDED = "_superseded"
 JOURNAL = "_commit.json"
 
-_ORDER = {
-    "runs": "source_file, source_line",
-    "messages": "source_file, source_line, message_index",
-    "tool_calls": "source_file, source_line, message_index, call_index",
-    "thinking": "source_file, source_line, message_index, block_index",
-    "metadata_kv": "source_file, source_line, key",
-    "flags": "source_file, source_line, code, message_index, call_index, detail",
-    "quarantine": "source_file, line_number",
-    "ingest_files": "source_file",
-}
-
-
 def duckdb_type(t: pa.DataType) -> str:
     """The DuckDB type of an Arrow type used in the lake schemas."""
     if pa.types.is_list(t):
@@ -178,6 +166,8 @@ class Lake:
         con.execute("CREATE TEMP TABLE affected (day DATE)")
         con.executemany("INSERT INTO affected VALUES (?)", [[d] for d in days])
         result = CommitResult(days=days)
+        n_losers = int(con.execute("SELECT count(*) FROM losers").fetchone()[0])
+        result.superseded_runs = n_losers
         plan: dict[str, list] = {"replace": [], "delete": []}
         in_days = "day IN (SELECT day FROM affected)"
         for t in TABLES:
@@ -193,7 +183,7 @@ class Lake:
                 parts.append(_DUPLICATE_FLAGS)
             rows = " UNION ALL ".join(parts)
             targets = [(False, "true")]
-            if t in RUN_TABLES:
+            if t in RUN_TABLES and n_losers:
                 won = ("run_id IS NULL OR EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id "
                        "AND w.source_file = r.source_file AND w.source_line = r.source_line)")
                 if t == "flags":
@@ -203,7 +193,7 @@ class Lake:
                 dest = out / ("sup" if sup else "main") / t
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 n = con.execute(
-                    f"COPY (SELECT * FROM ({rows}) r WHERE {cond} ORDER BY {_ORDER[t]}) "
+                    f"COPY (SELECT * FROM ({rows}) r WHERE {cond}) "
                     f"TO {sql_str(str(dest))} (FORMAT parquet, PARTITION_BY (day), "
                     "FILENAME_PATTERN 'data', COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
                 ).fetchone()
@@ -211,6 +201,9 @@ class Lake:
                     result.rows[t] = int(n[0]) if n else 0
                 for d in days:
                     final = self.day_file(t, d, sup)
+                    if not sup and t in RUN_TABLES and not n_losers:
+                        # No line lost anywhere: no superseded rows may remain on these days.
+                        plan["delete"].append(str(self.day_file(t, d, True)))
                     written = sorted((dest / f"day={d.isoformat()}").glob("*.parquet"))
                     if len(written) > 1:
                         written = [_merge(con, written)]
@@ -218,7 +211,6 @@ class Lake:
                         plan["replace"].append([str(written[0]), str(final)])
                     else:
                         plan["delete"].append(str(final))
-        result.superseded_runs = int(con.execute("SELECT count(*) FROM losers").fetchone()[0])
         self.root.mkdir(parents=True, exist_ok=True)
         journal = self.root / JOURNAL
         tmp_journal = self.root / (JOURNAL + ".tmp")

@@ -53,7 +53,8 @@ def test_every_line_accounted_for(tmp_path: Path, parts: list[bytes], term: byte
         accepted += res.accepted
         quarantined += res.quarantined
         blank += res.blank
-        seen += buffers.cols["runs"]["source_line"] + buffers.cols["quarantine"]["line_number"]
+        seen += buffers.column("runs", "source_line") + buffers.column("quarantine",
+                                                                      "line_number")
         assert buffers.rows("runs") == res.accepted
         assert buffers.rows("quarantine") == res.quarantined
     assert total == _expected_lines(data)

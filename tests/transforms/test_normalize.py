@@ -130,3 +130,30 @@ def test_status_vocabulary(write_lines: Callable[..., Path], run_ingest: Callabl
     assert dict(query("SELECT run_id, status FROM runs")) == {
         "passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped",
         "top": "passed", "none": "ungraded"}
+
+
+def test_row_tuples_follow_schema_order() -> None:
+    """The normalizer appends rows as tuples in these column orders; schemas.py must agree."""
+    from transforms.schemas import FLAGS, MESSAGES, METADATA_KV, RUNS, THINKING, TOOL_CALLS
+
+    assert RUNS.names == [
+        "run_id", "day", "agent", "agent_version", "model", "test_case_id", "batch_id",
+        "trace_id", "session_id", "turn_index", "started_at", "ended_at", "status", "score",
+        "judge_skipped", "outcome_error", "contract_mode", "trace_mode", "final_response",
+        "final_response_chars", "final_response_truncated", "n_messages", "n_tool_calls",
+        "n_thinking", "input_tokens", "output_tokens", "agent_runtime_ms", "system_prompt_id",
+        "tokens_source", "record_shape", "source_file", "source_line"]
+    assert MESSAGES.names == [
+        "run_id", "day", "message_index", "role", "content_kind", "text", "chars", "part_types",
+        "other_parts", "n_tool_calls", "tool_call_id", "name", "n_thinking", "source", "span_id",
+        "source_file", "source_line"]
+    assert TOOL_CALLS.names == [
+        "run_id", "day", "message_index", "call_index", "call_id", "tool_name", "arguments",
+        "arguments_raw", "arguments_valid", "arguments_chars", "call_shape", "result_message_index",
+        "result_chars", "source", "span_id", "source_file", "source_line"]
+    assert THINKING.names == ["run_id", "day", "message_index", "block_index", "text", "chars",
+                              "source_file", "source_line"]
+    assert METADATA_KV.names == ["run_id", "day", "key", "value", "source_file", "source_line"]
+    assert FLAGS.names == ["entity", "run_id", "day", "span_id", "message_index", "call_index",
+                           "code", "severity", "category", "detail", "source_file",
+                           "source_line"]

@@ -1,4 +1,8 @@
-"""Column buffers: Python lists per column of each lake table, turned into Arrow per block."""
+"""Row buffers: one tuple per row for each lake table, turned into Arrow columns per block.
+
+Appending a tuple is one C call per row; `to_arrow` transposes the rows with `zip` and builds
+each column in one pyarrow call, so the hot loop never touches per-column lists.
+"""
 
 from typing import Any
 
@@ -8,27 +12,32 @@ from transforms.schemas import TABLES
 
 
 class ColumnBuffers:
-    """One list per column for each table; `append` returns the new row's number."""
+    """Rows per table, in the column order of transforms.schemas."""
 
     def __init__(self, tables: tuple[str, ...] = tuple(TABLES)) -> None:
-        self.cols: dict[str, dict[str, list[Any]]] = {
-            t: {c: [] for c in TABLES[t].names} for t in tables}
+        self.rows_of: dict[str, list[Any]] = {t: [] for t in tables}
 
     def append(self, table: str, **values: Any) -> int:
-        cols = self.cols[table]
-        for k, v in values.items():
-            cols[k].append(v)
-        return len(cols["day"]) - 1
+        """Add a row by column name (for rare rows; hot paths append tuples to `rows_of`)."""
+        rows = self.rows_of[table]
+        rows.append(tuple(values[name] for name in TABLES[table].names))
+        return len(rows) - 1
 
     def rows(self, table: str) -> int:
-        return len(self.cols[table]["day"])
+        return len(self.rows_of[table])
+
+    def column(self, table: str, name: str) -> list[Any]:
+        i = TABLES[table].names.index(name)
+        return [r[i] for r in self.rows_of[table]]
 
     def to_arrow(self, table: str) -> pa.Table:
         """The buffered rows of `table` as an Arrow table of its declared schema."""
         schema = TABLES[table].schema
-        cols = self.cols[table]
-        lengths = {len(v) for v in cols.values()}
-        if len(lengths) > 1:
-            raise AssertionError(f"{table}: columns out of step: "
-                                 f"{ {k: len(v) for k, v in cols.items()} }")
-        return pa.table([pa.array(cols[f.name], type=f.type) for f in schema], schema=schema)
+        rows = self.rows_of[table]
+        width = len(schema)
+        bad = [r for r in rows if len(r) != width]
+        if bad:
+            raise AssertionError(f"{table}: row of {len(bad[0])} values, schema has {width}")
+        cols = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+        return pa.table([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
+                        schema=schema)

@@ -15,6 +15,7 @@ import orjson
 from transforms.flags import CATALOG
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import date_prefix, describe, json_type
+from transforms.schemas import TOOL_CALLS
 
 FINAL_RESPONSE_LIMIT = 50_000
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -30,6 +31,10 @@ _INT_KEYS = ("total_input_tokens", "total_output_tokens")
 _COMMON_KEYS = frozenset({"model", "system_prompt_id", "total_input_tokens",
                           "total_output_tokens", "agent_runtime_ms"})
 _MISSING: Any = object()
+_TC = TOOL_CALLS.names
+_MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
+    _TC.index(c) for c in ("message_index", "call_index", "call_id", "tool_name",
+                           "result_message_index", "result_chars"))
 _SORT = orjson.OPT_SORT_KEYS
 
 
@@ -48,7 +53,7 @@ def _first_str(obj: dict[str, Any], keys: tuple[str, ...], bad: list[str]) -> st
         v = obj.get(k)
         if v is None:
             continue
-        if isinstance(v, str):
+        if type(v) is str:
             if v:
                 return v
             continue
@@ -84,15 +89,20 @@ class ResponseNormalizer:
         self.fallback_day = fallback_day
         self.b = buffers
         self.days: set[date] = set()
+        rows = buffers.rows_of
+        self._runs = rows["runs"]
+        self._flags = rows["flags"]
+        self._messages_rows = rows["messages"]
+        self._calls = rows["tool_calls"]
+        self._thinking = rows["thinking"]
+        self._kv = rows["metadata_kv"]
 
     # -- flags ------------------------------------------------------------------------------
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
               message_index: int | None = None, call_index: int | None = None) -> None:
         s = CATALOG[code]
-        self.b.append("flags", entity=s.entity, run_id=run_id, day=day, span_id=None,
-                      message_index=message_index, call_index=call_index, code=code,
-                      severity=s.severity, category=s.category, detail=detail,
-                      source_file=self.source_file, source_line=line)
+        self._flags.append((s.entity, run_id, day, None, message_index, call_index, code,
+                            s.severity, s.category, detail, self.source_file, line))
 
     # -- one record -------------------------------------------------------------------------
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> bool:
@@ -214,19 +224,14 @@ class ResponseNormalizer:
         for code, detail, mi, ci in pending:
             self._flag(code, rid, day, line, detail, mi, ci)
 
-        self.b.append(
-            "runs", run_id=rid, day=day, agent=agent, agent_version=agent_version, model=model,
-            test_case_id=test_case_id, batch_id=batch_id, trace_id=trace_id,
-            session_id=session_id, turn_index=turn_index, started_at=started_at,
-            ended_at=ended_at, status=status_final, score=score, judge_skipped=judge_skipped,
-            outcome_error=outcome_error, contract_mode="rich_strict" if strict else "lenient",
-            trace_mode="rich" if rich else "thin", final_response=fr_text,
-            final_response_chars=fr_chars, final_response_truncated=truncated,
-            n_messages=n_messages, n_tool_calls=n_calls, n_thinking=n_thinking,
-            input_tokens=in_tok, output_tokens=out_tok, agent_runtime_ms=runtime,
-            system_prompt_id=system_prompt_id,
-            tokens_source="metadata" if in_tok is not None or out_tok is not None else "none",
-            record_shape=shape, source_file=self.source_file, source_line=line)
+        self._runs.append((
+            rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,
+            turn_index, started_at, ended_at, status_final, score, judge_skipped, outcome_error,
+            "rich_strict" if strict else "lenient", "rich" if rich else "thin", fr_text,
+            fr_chars, truncated, n_messages, n_calls, n_thinking, in_tok, out_tok, runtime,
+            system_prompt_id,
+            "metadata" if in_tok is not None or out_tok is not None else "none",
+            shape, self.source_file, line))
         return True
 
     @staticmethod
@@ -278,14 +283,13 @@ class ResponseNormalizer:
             pending.append(("messages_malformed",
                             f"messages is {describe(msgs)}, not a list", None, None))
             return 0, 0, 0, False, False
-        b = self.b
-        m_cols = b.cols["messages"]
-        t_cols = b.cols["tool_calls"]
+        add_message = self._messages_rows.append
+        add_thinking = self._thinking.append
         src = self.source_file
         dropped: list[str] = []
         broken: list[str] = []
         calls_by_id: dict[str, list[int]] = {}
-        run_calls: list[int] = []
+        run_calls: list[list[Any]] = []
         has_text = False
         n_msg = n_calls = n_thinking = 0
         for i, m in enumerate(msgs):
@@ -341,8 +345,7 @@ class ResponseNormalizer:
                     bt = block.get("text") if isinstance(block, dict) else None
                     if not isinstance(bt, str):
                         bt = orjson.dumps(block).decode()
-                    b.append("thinking", run_id=rid, day=day, message_index=i, block_index=bi,
-                             text=bt, chars=len(bt), source_file=src, source_line=line)
+                    add_thinking((rid, day, i, bi, bt, len(bt), src, line))
                     n_th += 1
             elif th is not None:
                 broken.append(f"entry {i} thinking is {describe(th)}")
@@ -357,7 +360,7 @@ class ResponseNormalizer:
                         continue
                     n_tc += 1
                     run_calls.append(row)
-                    cid = t_cols["call_id"][row]
+                    cid = row[_CALL_ID]
                     if cid is not None:
                         calls_by_id.setdefault(cid, []).append(row)
             elif tcs is not None:
@@ -378,39 +381,25 @@ class ResponseNormalizer:
                                     f"tool message {i} has no tool_call_id", i, None))
                 else:
                     for row in waiting:
-                        if t_cols["result_message_index"][row] is None:
-                            t_cols["result_message_index"][row] = i
-                            t_cols["result_chars"][row] = chars
+                        if row[_RESULT_INDEX] is None:
+                            row[_RESULT_INDEX] = i
+                            row[_RESULT_CHARS] = chars
                             break
             name = m.get("name")
-            m_cols["run_id"].append(rid)
-            m_cols["day"].append(day)
-            m_cols["message_index"].append(i)
-            m_cols["role"].append(role)
-            m_cols["content_kind"].append(kind)
-            m_cols["text"].append(text)
-            m_cols["chars"].append(chars)
-            m_cols["part_types"].append(ptypes)
-            m_cols["other_parts"].append(other)
-            m_cols["n_tool_calls"].append(n_tc)
-            m_cols["tool_call_id"].append(tcid)
-            m_cols["name"].append(name if isinstance(name, str) else None)
-            m_cols["n_thinking"].append(n_th)
-            m_cols["source"].append("response")
-            m_cols["span_id"].append(None)
-            m_cols["source_file"].append(src)
-            m_cols["source_line"].append(line)
+            add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
+                         name if isinstance(name, str) else None, n_th, "response", None, src,
+                         line))
             n_msg += 1
 
         for row in run_calls:
-            if t_cols["result_message_index"][row] is None:
-                cid = t_cols["call_id"][row]
-                mi = t_cols["message_index"][row]
+            if row[_RESULT_INDEX] is None:
+                cid, mi, tool = row[_CALL_ID], row[_MESSAGE_INDEX], row[_TOOL_NAME][:60]
                 pending.append(("tool_call_unanswered",
-                                f"call {cid[:60]!r} ({t_cols['tool_name'][row][:60]}) in message "
-                                f"{mi} has no tool message answering it" if cid is not None else
-                                f"call {t_cols['tool_name'][row][:60]} in message {mi} has no id, "
-                                "so no tool message can answer it", mi, t_cols["call_index"][row]))
+                                f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
+                                "message answering it" if cid is not None else
+                                f"call {tool} in message {mi} has no id, so no tool message "
+                                "can answer it", mi, row[_CALL_INDEX]))
+            self._calls.append(tuple(row))
         problems = dropped + broken
         if problems:
             shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
@@ -420,8 +409,9 @@ class ResponseNormalizer:
         return n_msg, n_calls, n_thinking, has_text, not problems
 
     def _tool_call(self, tc: Any, rid: str, day: date, line: int, mi: int, ci: int,
-                   pending: list[tuple[str, str, int | None, int | None]]) -> int | None:
-        """Append one tool call row and return its row number, or flag it and return None."""
+                   pending: list[tuple[str, str, int | None, int | None]]
+                   ) -> list[Any] | None:
+        """One tool call row (to be completed with its result), or None when flagged."""
         name: Any = None
         args: Any = _MISSING
         shape = "flat"
@@ -459,12 +449,9 @@ class ResponseNormalizer:
                                 f"JSON: {e}", mi, ci))
         elif args is not _MISSING and args is not None:
             arguments = canonical_json(args)
-        return self.b.append(
-            "tool_calls", run_id=rid, day=day, message_index=mi, call_index=ci, call_id=call_id,
-            tool_name=name, arguments=arguments, arguments_raw=raw_args, arguments_valid=valid,
-            arguments_chars=len(arguments) if arguments is not None else None, call_shape=shape,
-            result_message_index=None, result_chars=None, source="response", span_id=None,
-            source_file=self.source_file, source_line=line)
+        return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
+                len(arguments) if arguments is not None else None, shape, None, None,
+                "response", None, self.source_file, line]
 
     def _metadata(self, md: Any, rid: str, day: date, line: int,
                   pending: list[tuple[str, str, int | None, int | None]]
@@ -479,9 +466,7 @@ class ResponseNormalizer:
         out: dict[str, Any] = {}
         for k, v in md.items():
             if k not in _COMMON_KEYS:
-                self.b.append("metadata_kv", run_id=rid, day=day, key=k,
-                              value=orjson.dumps(v).decode(), source_file=self.source_file,
-                              source_line=line)
+                self._kv.append((rid, day, k, orjson.dumps(v).decode(), self.source_file, line))
                 continue
             if v is None:
                 continue
@@ -501,3 +486,4 @@ class ResponseNormalizer:
         rt = out.get("agent_runtime_ms")
         return (out.get("model"), out.get("system_prompt_id"), out.get("total_input_tokens"),
                 out.get("total_output_tokens"), float(rt) if rt is not None else None)
+

@@ -1,0 +1,130 @@
+"""The benchmark's baseline: a plain single-process normalizer of the same tables.
+
+It builds runs, messages, tool_calls, thinking and metadata_kv with their main columns (text,
+chars, part types, canonical arguments, shapes), the way a straightforward script would.
+
+orjson per line -> Python column lists -> pyarrow -> Parquet (zstd), in batches of ~64 MB of
+input. It does what any straightforward script would: no quarantine, no flags, no dedup, no
+day partitions, no atomic commit. runlake must be at least as fast while doing all of that.
+
+    python bench/baseline.py INPUT.jsonl OUT_DIR
+"""
+
+import sys
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+BATCH_BYTES = 64 * 1024 * 1024
+
+
+def _int(v: object) -> int | None:
+    return v if isinstance(v, int) else None
+
+
+def _flush(cols: dict[str, dict[str, list]], writers: dict[str, pq.ParquetWriter],
+           out: Path) -> None:
+    for name, table_cols in cols.items():
+        if not next(iter(table_cols.values())):
+            continue
+        table = pa.table(table_cols)
+        if name not in writers:
+            writers[name] = pq.ParquetWriter(out / f"{name}.parquet", table.schema,
+                                             compression="zstd")
+        writers[name].write_table(table.cast(writers[name].schema))
+        for v in table_cols.values():
+            v.clear()
+
+
+def main(src: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    cols: dict[str, dict[str, list]] = {
+        "runs": {k: [] for k in ("run_id", "agent", "model", "status", "final_response",
+                                 "input_tokens", "output_tokens", "agent_runtime_ms",
+                                 "n_messages")},
+        "messages": {k: [] for k in ("run_id", "message_index", "role", "content_kind", "text",
+                                     "chars", "part_types", "tool_call_id", "name")},
+        "tool_calls": {k: [] for k in ("run_id", "message_index", "call_index", "call_id",
+                                       "tool_name", "arguments", "call_shape")},
+        "thinking": {k: [] for k in ("run_id", "message_index", "block_index", "text",
+                                     "chars")},
+        "metadata_kv": {k: [] for k in ("run_id", "key", "value")},
+    }
+    writers: dict[str, pq.ParquetWriter] = {}
+    r, m, t, th, kv = (cols[k] for k in ("runs", "messages", "tool_calls", "thinking",
+                                         "metadata_kv"))
+    pending = 0
+    with open(src, "rb") as f:
+        for line in f:
+            pending += len(line)
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            rid = obj.get("run_id")
+            resp = obj.get("response") or {}
+            md = resp.get("metadata") or {}
+            msgs = resp.get("messages") or []
+            r["run_id"].append(rid)
+            r["agent"].append(obj.get("agent"))
+            r["model"].append(md.get("model"))
+            r["status"].append((obj.get("outcome") or {}).get("status"))
+            r["final_response"].append(resp.get("final_response"))
+            r["input_tokens"].append(_int(md.get("total_input_tokens")))
+            r["output_tokens"].append(_int(md.get("total_output_tokens")))
+            r["agent_runtime_ms"].append(md.get("agent_runtime_ms"))
+            r["n_messages"].append(len(msgs))
+            for i, msg in enumerate(msgs):
+                content = msg.get("content")
+                kind, types = "string", None
+                if isinstance(content, list):
+                    kind, types = "parts", [p.get("type") for p in content]
+                    content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+                elif content is None:
+                    kind = "null"
+                m["run_id"].append(rid)
+                m["message_index"].append(i)
+                m["role"].append(msg.get("role"))
+                m["content_kind"].append(kind)
+                m["text"].append(content)
+                m["chars"].append(len(content) if content is not None else None)
+                m["part_types"].append(types)
+                m["tool_call_id"].append(msg.get("tool_call_id"))
+                m["name"].append(msg.get("name"))
+                for ci, tc in enumerate(msg.get("tool_calls") or []):
+                    fn = tc.get("function") or tc
+                    args = fn.get("arguments")
+                    if isinstance(args, str):
+                        try:
+                            args = orjson.loads(args)
+                        except orjson.JSONDecodeError:
+                            args = None
+                    t["run_id"].append(rid)
+                    t["message_index"].append(i)
+                    t["call_index"].append(ci)
+                    t["call_id"].append(tc.get("id"))
+                    t["tool_name"].append(fn.get("name"))
+                    t["arguments"].append(orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode())
+                    t["call_shape"].append("nested" if "function" in tc else "flat")
+                for bi, block in enumerate(msg.get("thinking") or []):
+                    th["run_id"].append(rid)
+                    th["message_index"].append(i)
+                    th["block_index"].append(bi)
+                    th["text"].append(block.get("text"))
+                    th["chars"].append(len(block.get("text") or ""))
+            for k, v in md.items():
+                kv["run_id"].append(rid)
+                kv["key"].append(k)
+                kv["value"].append(orjson.dumps(v).decode())
+            if pending >= BATCH_BYTES:
+                _flush(cols, writers, out)
+                pending = 0
+    _flush(cols, writers, out)
+    for w in writers.values():
+        w.close()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))

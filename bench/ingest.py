@@ -1,0 +1,137 @@
+"""Ingest benchmark: runlake vs a plain single-process normalizer, measured in the same run.
+
+    python bench/ingest.py --mb 200 [--workers N] [--repeat 3]
+
+Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
+when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
+`runlake ingest` into an empty home. Prints input MB/s (median of the repeats) and the peak
+resident memory of the whole process tree (workers included), sampled every 20 ms.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transforms.synth import default_agents, make_run  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+
+
+def generate(mb: int, seed: int = 11) -> Path:
+    """A response JSONL file of about `mb` MB: a week of runs of the sample agents."""
+    import random
+    from datetime import date, timedelta
+
+    path = OUT / f"input-{mb}mb-v2.responses.jsonl"
+    if path.exists():
+        return path
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    days = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
+    agents = default_agents(days)
+    target = mb * 1024 * 1024
+    written = 0
+    tmp = path.with_suffix(".tmp")
+    per_day = target / len(days)
+    with open(tmp, "wb") as f:
+        i = 0
+        while written < target:
+            # A week of nightly runs, in day order, as a landing file of a week would hold.
+            day = days[min(int(written // per_day), len(days) - 1)]
+            line = orjson.dumps(make_run(rng, agents[i % len(agents)], day, i, case=i % 40))
+            f.write(line + b"\n")
+            written += len(line) + 1
+            i += 1
+    tmp.rename(path)
+    return path
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of `pid` and all its descendants, in kB."""
+    children: dict[int, list[int]] = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines()
+                          if ":" in line)
+            children.setdefault(int(fields["PPid"]), []).append(int(fields["Pid"]))
+        except (OSError, KeyError, ValueError):
+            continue
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def measure(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak tree RSS in MB) of a command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.02)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    _, err = proc.communicate()
+    elapsed = time.perf_counter() - start
+    done.set()
+    t.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}")
+    return elapsed, peak / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    src = generate(args.mb)
+    size_mb = src.stat().st_size / 1024 / 1024
+    py = sys.executable
+    runlake = [str(Path(py).parent / "runlake"), "ingest", str(src)]
+    if args.workers:
+        runlake += ["--workers", str(args.workers)]
+    results: dict[str, list[tuple[float, float]]] = {"baseline": [], "runlake": []}
+    for i in range(args.repeat):
+        out = OUT / f"run-{i}"
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+        results["baseline"].append(measure([py, str(ROOT / "bench" / "baseline.py"), str(src),
+                                            str(out / "baseline")]))
+        results["runlake"].append(measure([*runlake, "--home", str(out / "home")]))
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+    print(f"input: {src.name}, {size_mb:,.0f} MB, {args.repeat} runs each (median)")
+    print(f"{'path':<10} {'seconds':>8} {'MB/s':>8} {'peak RSS MB':>12}")
+    speeds = {}
+    for name, rs in results.items():
+        secs = statistics.median(r[0] for r in rs)
+        rss = max(r[1] for r in rs)
+        speeds[name] = size_mb / secs
+        print(f"{name:<10} {secs:>8.2f} {speeds[name]:>8.1f} {rss:>12,.0f}")
+    print(f"runlake / baseline throughput: {speeds['runlake'] / speeds['baseline']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
