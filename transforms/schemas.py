@@ -62,6 +62,8 @@ def _c(name: str, typ: pa.DataType, doc: str) -> Column:
 
 
 DAY = _c("day", pa.date32(), "UTC day of the run (Hive partition key).")
+FILE_DAY = _c("day", pa.date32(), "Day of the file: its YYYY-MM-DD folder, else the ingest "
+              "date (Hive partition key).")
 SOURCE_FILE = _c("source_file", pa.string(),
                  "Input file, relative to the working directory when inside it.")
 SOURCE_LINE = _c("source_line", pa.int64(), "1-based line number in source_file.")
@@ -169,7 +171,7 @@ FLAGS = Table("flags", "one finding", (
 ))
 
 QUARANTINE = Table("quarantine", "one input line that could not be read as a record", (
-    SOURCE_FILE, DAY,
+    SOURCE_FILE, FILE_DAY,
     _c("line_number", pa.int64(), "1-based line number."),
     _c("byte_offset", pa.int64(), "Offset of the line's first byte (in the decompressed stream)."),
     _c("error_code", pa.string(), "invalid_utf8, nul_byte, invalid_json, not_an_object or "
@@ -179,7 +181,7 @@ QUARANTINE = Table("quarantine", "one input line that could not be read as a rec
 ))
 
 INGEST_FILES = Table("ingest_files", "one input file", (
-    SOURCE_FILE, DAY,
+    SOURCE_FILE, FILE_DAY,
     _c("kind", pa.string(), "responses, or unknown when the kind cannot be told."),
     _c("compression", pa.string(), "none, gzip or zstd."),
     _c("sha256", pa.string(), "SHA-256 of the file's bytes as stored."),
