@@ -6,14 +6,16 @@ import sys
 import dagster as dg
 
 from pipelines.definitions import defs
-from transforms import warehouse
+from transforms import db, warehouse
 from transforms.settings import Settings
 
 
 def main() -> int:
     instance = dg.DagsterInstance.get()
     job = defs.resolve_implicit_global_asset_job_def()
-    result = job.execute_in_process(instance=instance)
+    result = job.execute_in_process(
+        instance=instance,
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
     if not result.success:
         print("materialization failed; see the log above", file=sys.stderr)
         return 1
@@ -22,8 +24,8 @@ def main() -> int:
     try:
         rows = con.execute("SELECT status, count(*) FROM runs GROUP BY 1 ORDER BY 2 DESC"
                            ).fetchall()
-        n_flags = con.execute("SELECT count(*) FROM flags").fetchone()[0]
-        n_quarantine = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
+        n_flags = db.scalar(con, "SELECT count(*) FROM flags")
+        n_quarantine = db.scalar(con, "SELECT count(*) FROM quarantine")
     finally:
         con.close()
     print("runs by status: " + ", ".join(f"{k} {v}" for k, v in rows))

@@ -7,7 +7,6 @@
 import sys
 from pathlib import Path
 
-
 from transforms.flags import CATALOG
 from transforms.lake import duckdb_type
 from transforms.schemas import TABLES

@@ -191,8 +191,7 @@ def _summarize(staging: Path, report: IngestReport) -> None:
     try:
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags",
                   "quarantine"):
-            report.rows[t] = int(con.execute(
-                f"SELECT count(*) FROM ({scan_sql(staging, t)})").fetchone()[0])
+            report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
         report.flags_by_code = dict(Counter(dict(con.execute(
             f"SELECT code, count(*) FROM ({scan_sql(staging, 'flags')}) GROUP BY 1 ORDER BY 2 DESC"
         ).fetchall())))

@@ -166,7 +166,7 @@ class Lake:
         con.execute("CREATE TEMP TABLE affected (day DATE)")
         con.executemany("INSERT INTO affected VALUES (?)", [[d] for d in days])
         result = CommitResult(days=days)
-        n_losers = int(con.execute("SELECT count(*) FROM losers").fetchone()[0])
+        n_losers = int(db.scalar(con, "SELECT count(*) FROM losers"))
         result.superseded_runs = n_losers
         plan: dict[str, list] = {"replace": [], "delete": []}
         in_days = "day IN (SELECT day FROM affected)"
@@ -192,13 +192,12 @@ class Lake:
             for sup, cond in targets:
                 dest = out / ("sup" if sup else "main") / t
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                n = con.execute(
+                n = db.scalar(con, 
                     f"COPY (SELECT * FROM ({rows}) r WHERE {cond}) "
                     f"TO {sql_str(str(dest))} (FORMAT parquet, PARTITION_BY (day), "
-                    "FILENAME_PATTERN 'data', COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
-                ).fetchone()
+                    "FILENAME_PATTERN 'data', COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
                 if not sup:
-                    result.rows[t] = int(n[0]) if n else 0
+                    result.rows[t] = int(n or 0)
                 for d in days:
                     final = self.day_file(t, d, sup)
                     if not sup and t in RUN_TABLES and not n_losers:

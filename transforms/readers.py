@@ -193,7 +193,7 @@ class BlockReader:
     def _stream(self) -> IO[bytes]:
         buffered = io.BufferedReader(self._hasher, buffer_size=1024 * 1024)
         if self.file.compression == "gzip":
-            return gzip.GzipFile(fileobj=buffered, mode="rb")
+            return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
         if self.file.compression == "zstd":
             import zstandard
 

@@ -164,7 +164,7 @@ def make_run(rng: random.Random, agent: AgentProfile, day: date, index: int,
     }
     if rng.random() < 0.05:
         metadata = None
-    elif rng.random() < 0.02:  # a wrapper that stringified its counters
+    elif rng.random() < 0.02 and metadata is not None:  # a wrapper that stringified counters
         metadata["total_output_tokens"] = str(metadata["total_output_tokens"])
     line: dict[str, Any] = {
         "run_id": f"{agent.name}-{day.isoformat()}-{index:05d}",

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from pipelines.resources import RunlakeResource
-from transforms import warehouse
+from transforms import db, warehouse
 from transforms.ingest import ingest
 from transforms.schemas import TABLES
 
@@ -28,7 +28,7 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
     context.log.info(f"{len(report.files)} files, {report.lines_read:,} lines read; "
                      f"days {', '.join(d.isoformat() for d in report.days) or 'none'}")
     for name in TABLES:
-        meta: dict[str, object] = {
+        meta: dict[str, dg.RawMetadataValue] = {
             "lake_path": dg.MetadataValue.path(str((s.home / "lake" / name).resolve())),
             "rows_ingested": report.rows.get(name, 0),
         }
@@ -46,7 +46,7 @@ def warehouse_views(runlake: RunlakeResource) -> dg.MaterializeResult:
     path = warehouse.build(s.home)
     con = warehouse.connect(s.home)
     try:
-        n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        n_runs = db.scalar(con, "SELECT count(*) FROM runs")
     finally:
         con.close()
     return dg.MaterializeResult(metadata={

@@ -4,9 +4,11 @@ They document the formats (`runlake schema`) and explain a bad record field by f
 (`runlake validate`); the bulk ingest path does not build them.
 """
 
+from pydantic import BaseModel
+
 from transforms.contracts.response import AgentResponse, RunEnvelope, TurnResponse
 
-SCHEMAS = {
+SCHEMAS: dict[str, type[BaseModel]] = {
     "response": AgentResponse,
     "turn": TurnResponse,
     "envelope": RunEnvelope,

@@ -288,7 +288,7 @@ class ResponseNormalizer:
         src = self.source_file
         dropped: list[str] = []
         broken: list[str] = []
-        calls_by_id: dict[str, list[int]] = {}
+        calls_by_id: dict[str, list[list[Any]]] = {}
         run_calls: list[list[Any]] = []
         has_text = False
         n_msg = n_calls = n_thinking = 0
@@ -355,14 +355,14 @@ class ResponseNormalizer:
             tcs = m.get("tool_calls")
             if isinstance(tcs, list):
                 for ci, tc in enumerate(tcs):
-                    row = self._tool_call(tc, rid, day, line, i, ci, pending)
-                    if row is None:
+                    call = self._tool_call(tc, rid, day, line, i, ci, pending)
+                    if call is None:
                         continue
                     n_tc += 1
-                    run_calls.append(row)
-                    cid = row[_CALL_ID]
+                    run_calls.append(call)
+                    cid = call[_CALL_ID]
                     if cid is not None:
-                        calls_by_id.setdefault(cid, []).append(row)
+                        calls_by_id.setdefault(cid, []).append(call)
             elif tcs is not None:
                 broken.append(f"entry {i} tool_calls is {describe(tcs)}")
             n_calls += n_tc
@@ -380,10 +380,10 @@ class ResponseNormalizer:
                                     "which no earlier call has" if tcid is not None else
                                     f"tool message {i} has no tool_call_id", i, None))
                 else:
-                    for row in waiting:
-                        if row[_RESULT_INDEX] is None:
-                            row[_RESULT_INDEX] = i
-                            row[_RESULT_CHARS] = chars
+                    for call in waiting:
+                        if call[_RESULT_INDEX] is None:
+                            call[_RESULT_INDEX] = i
+                            call[_RESULT_CHARS] = chars
                             break
             name = m.get("name")
             add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
