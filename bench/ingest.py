@@ -5,7 +5,7 @@
 Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
 when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
 `runlake ingest` into an empty home. Prints input MB/s (median of the repeats) and the peak
-resident memory of the whole process tree (workers included), sampled every 20 ms.
+resident memory of the whole process tree (workers included), sampled every 50 ms.
 """
 
 import argparse
@@ -57,22 +57,15 @@ def generate(mb: int, seed: int = 11) -> Path:
 
 def _tree_rss_kb(pid: int) -> int:
     """Resident memory of `pid` and all its descendants, in kB."""
-    children: dict[int, list[int]] = {}
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines()
-                          if ":" in line)
-            children.setdefault(int(fields["PPid"]), []).append(int(fields["Pid"]))
-        except (OSError, KeyError, ValueError):
-            continue
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
-        todo += children.get(p, [])
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
+            for children in Path(f"/proc/{p}/task").glob("*/children"):
+                todo += [int(c) for c in children.read_text().split()]
         except OSError:
             pass
     return total
@@ -89,7 +82,7 @@ def measure(cmd: list[str]) -> tuple[float, float]:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _tree_rss_kb(proc.pid))
-            time.sleep(0.02)
+            time.sleep(0.05)
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()

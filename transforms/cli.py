@@ -23,8 +23,9 @@ from rich.progress import (
 from rich.table import Table
 
 from transforms import warehouse
+from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
-from transforms.readers import KINDS, READABLE_KINDS, InputError, discover, parse_line
+from transforms.readers import KINDS, READABLE_KINDS, discover, parse_line
 from transforms.schemas import TABLES
 from transforms.settings import Settings
 
@@ -73,8 +74,10 @@ def ingest_cmd(
             report = ingest(paths, h, kind=kind, workers=workers or settings.workers)
     except InputError as e:
         _fail(str(e), 2)
-    except warehouse.WarehouseError as e:
+    except WarehouseError as e:
         _fail(f"the warehouse views could not be built: {e}")
+    except RunlakeError as e:
+        _fail(str(e))
     _print_report(report)
     if not report.files:
         _fail(f"no input files found in {', '.join(map(str, paths))}", 2)

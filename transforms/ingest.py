@@ -55,6 +55,7 @@ class IngestReport:
     rows: dict[str, int] = field(default_factory=dict)
     flags_by_code: dict[str, int] = field(default_factory=dict)
     quarantine_by_code: dict[str, int] = field(default_factory=dict)
+    rewritten_days: list[date] = field(default_factory=list)
     superseded_runs: int = 0
     recovered: bool = False
 
@@ -74,6 +75,14 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
     (unless `build_views` is False: the Dagster warehouse asset builds them)."""
     now = now or datetime.now(UTC)
     lake = Lake(home)
+    with lake.writer():
+        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views)
+
+
+def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None,
+            block_bytes: int, progress: Progress | None, now: datetime,
+            build_views: bool) -> IngestReport:
+    home = lake.home
     report = IngestReport(home=home, recovered=lake.recover())
     files = discover(paths, kind)
     known = lake.known_files()
@@ -108,6 +117,7 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
         _summarize(staging, report)
         result = lake.commit(staging, [f.source_file for f, _ in todo])
         report.days = result.days
+        report.rewritten_days = result.rewritten_days
         report.superseded_runs = result.superseded_runs
         if build_views:
             warehouse.build(home)

@@ -1,20 +1,31 @@
-"""The lake: Hive-partitioned Parquet under RUNLAKE_HOME/lake, written atomically a day at a time.
+"""The lake: Hive-partitioned Parquet under RUNLAKE_HOME/lake, switched atomically a day at a time.
 
-Layout: `lake/<table>/day=YYYY-MM-DD/data.parquet`, one file per table and day, replaced with
-`os.replace` so a reader sees the old day or the new one, never half. Lines that lost to a later
-line with the same run_id keep their rows in `lake/_superseded/<table>/...` so the winner can be
-recomputed when files change. A commit is journaled (`lake/_commit.json`): if a process dies
-half-way through its renames, the next writer rolls the commit forward before doing anything.
+Layout: `lake/<table>/day=YYYY-MM-DD` is a symbolic link to an immutable version folder
+`lake/_versions/<table>/day=YYYY-MM-DD.<commit>/` of Parquet parts. A commit builds new version
+folders aside and then replaces each link with `os.replace`, so a reader sees the old day or the
+new one, never half of it. Old versions stay on disk for a grace period, so a query that listed
+them just before the switch still finds its files.
 
-The lake is a function of the set of ingested files: a file's rows are identified by
-`source_file`; ingesting a changed file replaces its rows; an unchanged file is skipped.
+Most commits only add: the parts the workers wrote become part of the day's new version next to
+hard links of its old parts, and nothing is rewritten. A day is rewritten into one file, by
+DuckDB, only when rows must go or move: a re-ingested file's old rows, a run_id that appears on
+several lines (the later line wins; the others' rows go to `lake/_superseded/`, so the winner
+can be recomputed when files change), or too many parts.
+
+A commit is journaled (`lake/_commit.json`): if a process dies half-way through its link
+switches, the next writer finishes them before doing anything. The lake is a function of the
+set of ingested files: rows carry `source_file`; a changed file replaces its rows; an unchanged
+file is skipped.
 """
 
-import contextlib
+import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterable
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -23,11 +34,19 @@ import duckdb
 import pyarrow as pa
 
 from transforms import db
+from transforms.errors import LakeBusy
 from transforms.flags import CATALOG
 from transforms.schemas import RUN_TABLES, TABLES
 
 SUPERSEDED = "_superseded"
+VERSIONS = "_versions"
 JOURNAL = "_commit.json"
+MAX_PARTS = 48
+"""A day with more parts than this is compacted into one file by the next commit touching it."""
+GRACE_SECONDS = 15 * 60
+"""How long a replaced version stays on disk for queries that listed it before the switch."""
+PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+
 
 def duckdb_type(t: pa.DataType) -> str:
     """The DuckDB type of an Arrow type used in the lake schemas."""
@@ -55,8 +74,7 @@ def empty_select(table: str) -> str:
 
 def scan_sql(root: Path, table: str) -> str:
     """SQL reading every day of `table` under `root` (a lake folder), typed even when empty."""
-    files = list((root / table).glob("day=*/*.parquet"))
-    if not files:
+    if not any((root / table).glob("day=*/*.parquet")):
         return empty_select(table)
     cols = ", ".join(c.name for c in TABLES[table].columns)
     glob = sql_str((root / table).resolve().as_posix() + "/day=*/*.parquet")
@@ -67,7 +85,7 @@ def scan_sql(root: Path, table: str) -> str:
 @dataclass
 class CommitResult:
     days: list[date] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
+    rewritten_days: list[date] = field(default_factory=list)
     superseded_runs: int = 0
 
 
@@ -76,9 +94,29 @@ class Lake:
         self.home = home
         self.root = home / "lake"
 
-    def day_file(self, table: str, day: date, superseded: bool = False) -> Path:
+    def link(self, table: str, day: date, superseded: bool = False) -> Path:
+        """The path readers glob for one day of a table: a link to its current version."""
         base = self.root / SUPERSEDED if superseded else self.root
-        return base / table / f"day={day.isoformat()}" / "data.parquet"
+        return base / table / f"day={day.isoformat()}"
+
+    def _version(self, table: str, day: date, superseded: bool, commit: str) -> Path:
+        name = f"{SUPERSEDED}.{table}" if superseded else table
+        return self.root / VERSIONS / name / f"day={day.isoformat()}.{commit}"
+
+    @contextmanager
+    def writer(self) -> Iterator[None]:
+        """Hold the one writer's lock of this home; readers are never blocked."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.home / ".writer.lock", "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LakeBusy(f"another runlake ingest is writing to {self.home}; run this "
+                               "one again when it has finished") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     # -- journal ----------------------------------------------------------------------------
     def recover(self) -> bool:
@@ -86,20 +124,37 @@ class Lake:
         journal = self.root / JOURNAL
         if not journal.exists():
             return False
-        plan = json.loads(journal.read_text())
-        self._apply(plan)
+        self._apply(json.loads(journal.read_text()))
         return True
 
-    def _apply(self, plan: dict[str, list]) -> None:
-        for tmp, final in plan["replace"]:
-            if os.path.exists(tmp):
-                os.makedirs(os.path.dirname(final), exist_ok=True)
-                os.replace(tmp, final)
-        for final in plan["delete"]:
-            if os.path.exists(final):
-                os.remove(final)
-                _prune_empty(Path(final).parent)
+    def _apply(self, plan: dict[str, list[list[str | None]]]) -> None:
+        for link, target in plan["links"]:
+            assert link is not None
+            path = Path(link)
+            if target is None:
+                if path.is_symlink():
+                    path.unlink()
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+            tmp.symlink_to(os.path.relpath(target, path.parent))
+            os.replace(tmp, path)
         (self.root / JOURNAL).unlink(missing_ok=True)
+
+    def collect_garbage(self, grace_seconds: float = GRACE_SECONDS) -> int:
+        """Delete version folders no link points to, once older than the grace period."""
+        versions = self.root / VERSIONS
+        if not versions.exists():
+            return 0
+        live = {p.resolve() for base in (self.root, self.root / SUPERSEDED)
+                for p in base.glob("*/day=*") if p.is_symlink()}
+        cutoff = time.time() - grace_seconds
+        removed = 0
+        for v in versions.glob("*/day=*"):
+            if v.resolve() not in live and v.stat().st_mtime < cutoff:
+                shutil.rmtree(v, ignore_errors=True)
+                removed += 1
+        return removed
 
     # -- reading ----------------------------------------------------------------------------
     def known_files(self) -> dict[str, tuple[str, int]]:
@@ -115,22 +170,22 @@ class Lake:
 
     # -- committing -------------------------------------------------------------------------
     def commit(self, staging: Path, replaced: Iterable[str]) -> CommitResult:
-        """Merge the staged rows (staging/<table>/day=D/*.parquet) into the lake.
+        """Merge the staged parts (staging/<table>/day=D/*.parquet, final format) into the lake.
 
-        Rows of `replaced` files already in the lake are dropped; for every day touched, each
-        table's day file is rebuilt from the old rows, the superseded rows and the new rows,
-        and run_id duplicates are resolved across all days (the later line wins).
+        Rows of `replaced` files already in the lake are dropped; run_id duplicates are
+        resolved across all days (the later line wins).
         """
         self.recover()
-        out = staging / "_out"
         con = db.connect(memory_limit="1GB", temp_directory=str(staging / "_spill"))
         try:
-            return self._commit(con, staging, out, sorted(set(replaced)))
+            result = self._commit(con, staging, sorted(set(replaced)), uuid.uuid4().hex[:12])
         finally:
             con.close()
+        self.collect_garbage()
+        return result
 
-    def _commit(self, con: duckdb.DuckDBPyConnection, staging: Path, out: Path,
-                replaced: list[str]) -> CommitResult:
+    def _commit(self, con: duckdb.DuckDBPyConnection, staging: Path, replaced: list[str],
+                commit: str) -> CommitResult:
         con.execute("CREATE TEMP TABLE replaced (source_file VARCHAR)")
         if replaced:
             con.executemany("INSERT INTO replaced VALUES (?)", [[r] for r in replaced])
@@ -139,6 +194,7 @@ class Lake:
             con.execute(f"CREATE TEMP VIEW sup_{t} AS {scan_sql(self.root / SUPERSEDED, t)}")
             con.execute(f"CREATE TEMP VIEW new_{t} AS {scan_sql(staging, t)}")
         keep = "source_file NOT IN (SELECT source_file FROM replaced)"
+        gone = f"NOT ({keep})"
         # Every copy of every run id, across all days, as it will be after this commit.
         con.execute(f"""
             CREATE TEMP TABLE g AS
@@ -154,69 +210,79 @@ class Lake:
             SELECT g.*, w.day AS win_day, w.source_file AS win_file, w.source_line AS win_line
             FROM g JOIN w USING (run_id)
             WHERE (g.source_file, g.source_line) <> (w.source_file, w.source_line)""")
-        days_sql = " UNION ".join(
-            [f"SELECT day FROM new_{t}" for t in TABLES]
-            + [f"SELECT day FROM old_{t} WHERE NOT ({keep})" for t in ("runs", "ingest_files")]
-            + ["SELECT unnest(days) FROM old_ingest_files WHERE NOT (" + keep + ")",
-               """SELECT day FROM g WHERE run_id IN (
-                    SELECT run_id FROM new_runs UNION
-                    SELECT run_id FROM old_runs WHERE NOT (""" + keep + """) UNION
-                    SELECT run_id FROM sup_runs WHERE NOT (""" + keep + "))"])
-        days = sorted(r[0] for r in con.execute(days_sql).fetchall() if r[0] is not None)
-        con.execute("CREATE TEMP TABLE affected (day DATE)")
-        con.executemany("INSERT INTO affected VALUES (?)", [[d] for d in days])
-        result = CommitResult(days=days)
-        n_losers = int(db.scalar(con, "SELECT count(*) FROM losers"))
-        result.superseded_runs = n_losers
-        plan: dict[str, list] = {"replace": [], "delete": []}
-        in_days = "day IN (SELECT day FROM affected)"
+        staged = {t: set(_staged_days(staging, t)) for t in TABLES}
+        old_days = f"SELECT unnest(days) FROM old_ingest_files WHERE {gone}"
+        touched = f"""SELECT day FROM g WHERE run_id IN (
+                        SELECT run_id FROM new_runs
+                        UNION SELECT run_id FROM old_runs WHERE {gone}
+                        UNION SELECT run_id FROM sup_runs WHERE {gone})"""
+        days = sorted({d for t in TABLES for d in staged[t]} | _days(con, old_days)
+                      | _days(con, touched))
+        # Days whose rows must go or move: rewritten whole. The others only gain parts.
+        rewrite = set(days) & (
+            _days(con, old_days)
+            | _days(con, "SELECT day FROM losers UNION SELECT win_day FROM losers")
+            | _days(con, "SELECT day FROM sup_runs")
+            | _days(con, "SELECT day FROM old_flags WHERE code = 'run_id_duplicate'"))
+        plan: dict[str, list[list[str | None]]] = {"links": []}
         for t in TABLES:
-            cols = ", ".join(c.name for c in TABLES[t].columns)
-            old_filter = f"{in_days} AND {keep}"
-            if t == "flags":
-                old_filter += " AND code <> 'run_id_duplicate'"
-            parts = [f"SELECT {cols} FROM old_{t} WHERE {old_filter}",
-                     f"SELECT {cols} FROM new_{t} WHERE {in_days}"]
-            if t in RUN_TABLES:
-                parts.append(f"SELECT {cols} FROM sup_{t} WHERE {old_filter}")
-            if t == "flags":
-                parts.append(_DUPLICATE_FLAGS)
-            rows = " UNION ALL ".join(parts)
-            targets = [(False, "true")]
-            if t in RUN_TABLES and n_losers:
-                won = ("run_id IS NULL OR EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id "
-                       "AND w.source_file = r.source_file AND w.source_line = r.source_line)")
-                if t == "flags":
-                    won = f"code = 'run_id_duplicate' OR {won}"
-                targets = [(False, won), (True, f"NOT ({won})")]
-            for sup, cond in targets:
-                dest = out / ("sup" if sup else "main") / t
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                n = db.scalar(con, 
-                    f"COPY (SELECT * FROM ({rows}) r WHERE {cond}) "
-                    f"TO {sql_str(str(dest))} (FORMAT parquet, PARTITION_BY (day), "
-                    "FILENAME_PATTERN 'data', COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
-                if not sup:
-                    result.rows[t] = int(n or 0)
-                for d in days:
-                    final = self.day_file(t, d, sup)
-                    if not sup and t in RUN_TABLES and not n_losers:
-                        # No line lost anywhere: no superseded rows may remain on these days.
-                        plan["delete"].append(str(self.day_file(t, d, True)))
-                    written = sorted((dest / f"day={d.isoformat()}").glob("*.parquet"))
-                    if len(written) > 1:
-                        written = [_merge(con, written)]
-                    if written:
-                        plan["replace"].append([str(written[0]), str(final)])
-                    else:
-                        plan["delete"].append(str(final))
+            for d in days:
+                old_parts = sorted(self.link(t, d).glob("*.parquet"))
+                new_parts = sorted((staging / t / f"day={d.isoformat()}").glob("*.parquet"))
+                if d in rewrite or len(old_parts) + len(new_parts) > MAX_PARTS:
+                    rewrite.add(d)
+                    self._rewrite(con, t, d, commit, plan)
+                elif new_parts:
+                    version = self._version(t, d, False, commit)
+                    version.mkdir(parents=True)
+                    for p in old_parts:
+                        _link_or_copy(p, version / p.name)
+                    for i, p in enumerate(new_parts):
+                        os.replace(p, version / f"part-{commit}-{i:05d}.parquet")
+                    plan["links"].append([str(self.link(t, d)), str(version)])
         self.root.mkdir(parents=True, exist_ok=True)
         journal = self.root / JOURNAL
         tmp_journal = self.root / (JOURNAL + ".tmp")
         tmp_journal.write_text(json.dumps(plan))
         os.replace(tmp_journal, journal)
         self._apply(plan)
-        return result
+        return CommitResult(days=days, rewritten_days=sorted(rewrite),
+                            superseded_runs=int(db.scalar(con, "SELECT count(*) FROM losers")))
+
+    def _rewrite(self, con: duckdb.DuckDBPyConnection, t: str, d: date, commit: str,
+                 plan: dict[str, list[list[str | None]]]) -> None:
+        """Write one day of table `t` anew from its old, superseded and staged rows."""
+        keep = "source_file NOT IN (SELECT source_file FROM replaced)"
+        cols = ", ".join(c.name for c in TABLES[t].columns)
+        old_filter = f"day = $d AND {keep}"
+        if t == "flags":
+            old_filter += " AND code <> 'run_id_duplicate'"
+        parts = [f"SELECT {cols} FROM old_{t} WHERE {old_filter}",
+                 f"SELECT {cols} FROM new_{t} WHERE day = $d"]
+        if t in RUN_TABLES:
+            parts.append(f"SELECT {cols} FROM sup_{t} WHERE {old_filter}")
+        if t == "flags":
+            parts.append(_DUPLICATE_FLAGS)
+        rows = " UNION ALL ".join(parts)
+        targets = [(False, "true")]
+        if t in RUN_TABLES:
+            won = ("run_id IS NULL OR EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id "
+                   "AND w.source_file = r.source_file AND w.source_line = r.source_line)")
+            if t == "flags":
+                won = f"code = 'run_id_duplicate' OR {won}"
+            targets = [(False, won), (True, f"NOT ({won})")]
+        out_cols = ", ".join(c.name for c in TABLES[t].columns if c.name != "day")
+        for sup, cond in targets:
+            version = self._version(t, d, sup, commit)
+            version.mkdir(parents=True)
+            target = version / f"part-{commit}-00000.parquet"
+            n = db.scalar(con, f"COPY (SELECT {out_cols} FROM ({rows}) r WHERE {cond}) "
+                               f"TO {sql_str(str(target))} {PARQUET}", {"d": d})
+            if n:
+                plan["links"].append([str(self.link(t, d, sup)), str(version)])
+            else:
+                shutil.rmtree(version)
+                plan["links"].append([str(self.link(t, d, sup)), None])
 
 
 _DUP = CATALOG["run_id_duplicate"]
@@ -227,21 +293,24 @@ _DUPLICATE_FLAGS = f"""
       printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
              run_id, source_file, source_line, win_file, win_line) AS detail,
       source_file, source_line
-    FROM losers WHERE win_day IN (SELECT day FROM affected)"""
+    FROM losers WHERE win_day = $d"""
 
 
-def _merge(con: duckdb.DuckDBPyConnection, files: list[Path]) -> Path:
-    """One file from the several a partitioned COPY may write for a day."""
-    target = files[0].with_name("merged.parquet")
-    listing = ", ".join(sql_str(str(f)) for f in files)
-    con.execute(f"COPY (SELECT * FROM read_parquet([{listing}])) TO {sql_str(str(target))} "
-                "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)")
-    return target
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """A hard link (no bytes copied) where the file system has them, else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
-def _prune_empty(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        folder.rmdir()
+def _days(con: duckdb.DuckDBPyConnection, sql: str) -> set[date]:
+    return {r[0] for r in con.execute(sql).fetchall() if r[0] is not None}
+
+
+def _staged_days(staging: Path, table: str) -> list[date]:
+    return [date.fromisoformat(p.name.removeprefix("day="))
+            for p in (staging / table).glob("day=*") if any(p.glob("*.parquet"))]
 
 
 def clear_staging(staging: Path) -> None:

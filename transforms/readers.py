@@ -21,6 +21,8 @@ from typing import IO, Any, Literal
 
 import orjson
 
+from transforms.errors import InputError
+
 Kind = Literal["responses", "spans", "otlp", "durable"]
 KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
 READABLE_KINDS: tuple[str, ...] = ("responses",)
@@ -46,10 +48,6 @@ QuarantineCode = Literal["invalid_utf8", "nul_byte", "invalid_json", "not_an_obj
 """invalid_utf8: the line is not UTF-8; nul_byte: a raw NUL byte; invalid_json: not RFC 8259
 JSON; not_an_object: valid JSON that is not an object; unrecognized_record: an object with no
 key of a run envelope or response body."""
-
-
-class InputError(Exception):
-    """A user-facing problem with the inputs: the message says what and where."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from transforms import db
+from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
 from transforms.lake import scan_sql
 from transforms.schemas import TABLES
@@ -22,10 +23,6 @@ LAYERS = ("macros", "staging", "intermediate", "marts", "checks")
 FILE_NAME = "warehouse.duckdb"
 # Readable by the duckdb CLI releases people have installed, not only by the newest library.
 STORAGE_VERSION = "v1.5.0"
-
-
-class WarehouseError(Exception):
-    """The views could not be built; the message names the SQL file."""
 
 
 def path(home: Path) -> Path:

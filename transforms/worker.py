@@ -6,6 +6,7 @@ normalizes the records and writes each table's rows to
 memory does not grow with the input.
 """
 
+import gc
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -52,6 +53,17 @@ def process_block(task: BlockTask) -> BlockResult:
 
 def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     """The rows of one block's lines, and what became of every line."""
+    # The records are trees without cycles: the cyclic collector would only rescan them.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _normalize_block(task)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     buffers = ColumnBuffers()
     norm = ResponseNormalizer(task.source_file, task.file_day, buffers)
     res = BlockResult()
@@ -81,11 +93,12 @@ def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[
 
 
 def stage(table: pa.Table, staging: Path, name: str, part: str) -> None:
-    """Write `table` split by day to the staging area of the lake table `name`."""
+    """Write `table` split by day to the staging area of the lake table `name`, in the lake's
+    final format: most commits move these parts into the lake as they are."""
     days = table.column("day").unique().to_pylist()
     for d in days:
         piece = table if len(days) == 1 else table.filter(pc.equal(table["day"], d))
         folder = staging / name / f"day={d.isoformat()}"
         folder.mkdir(parents=True, exist_ok=True)
         pq.write_table(piece.drop_columns(["day"]), folder / f"part-{part}.parquet",
-                       compression="none")
+                       compression="zstd", compression_level=1)

@@ -19,7 +19,9 @@ def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
 
 
 def snapshot(home: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(home)): p.read_bytes() for p in (home / "lake").rglob("*.parquet")}
+    """Every Parquet file readers see, by the path they see it at."""
+    return {str(p.relative_to(home)): p.read_bytes()
+            for p in (home / "lake").glob("**/day=*/*.parquet") if "_versions" not in p.parts}
 
 
 def test_reingest_changes_nothing(write_lines: Callable[..., Path], home: Path) -> None:
@@ -97,9 +99,10 @@ def test_crash_mid_commit_rolls_forward(write_lines: Callable[..., Path], home: 
     calls = {"n": 0}
 
     def dying_replace(src: str, dst: str) -> None:
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise OSError("disk vanished")
+        if Path(src).name.startswith(".day="):  # a link switch
+            calls["n"] += 1
+            if calls["n"] == 4:
+                raise OSError("disk vanished")
         real(src, dst)
 
     monkeypatch.setattr(lake_mod.os, "replace", dying_replace)
@@ -154,3 +157,59 @@ def test_warehouse_opens_with_older_duckdb_storage(home: Path,
                        "'warehouse'").fetchone()
     con.close()
     assert tags == ({"storage_version": "v1.5.0+"},)
+
+
+def _parts(home: Path, table: str, day: str) -> list[str]:
+    return sorted(p.name for p in (home / "lake" / table / f"day={day}").glob("*.parquet"))
+
+
+def test_new_rows_are_added_without_rewriting(write_lines: Callable[..., Path], home: Path,
+                                              query: Callable[..., Any]) -> None:
+    """A second file for the same day adds its parts; the day's old parts are kept as they are."""
+    ingest([write_lines([run("a", "2026-11-20")], name="a.responses.jsonl")], home)
+    first = _parts(home, "runs", "2026-11-20")
+    report = ingest([write_lines([run("b", "2026-11-20")], name="b.responses.jsonl")], home)
+    assert report.rewritten_days == []
+    parts = _parts(home, "runs", "2026-11-20")
+    assert len(parts) == 2 and set(first) < set(parts)
+    assert query("SELECT run_id FROM runs ORDER BY 1") == [("a",), ("b",)]
+
+
+def test_many_parts_are_compacted(write_lines: Callable[..., Path], home: Path,
+                                  monkeypatch: pytest.MonkeyPatch,
+                                  query: Callable[..., Any]) -> None:
+    """Past MAX_PARTS a day is rewritten into one file, rows unchanged."""
+    monkeypatch.setattr(lake_mod, "MAX_PARTS", 2)
+    for name in "abc":
+        ingest([write_lines([run(name, "2026-11-20")], name=f"{name}.responses.jsonl")], home)
+    assert len(_parts(home, "runs", "2026-11-20")) == 1
+    assert query("SELECT run_id FROM runs ORDER BY 1") == [("a",), ("b",), ("c",)]
+
+
+def test_replaced_versions_are_collected_after_the_grace_period(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """Versions no link points to stay for readers mid-query, then go."""
+    path = write_lines([run("a", "2026-11-20")])
+    ingest([path], home)
+    write_lines([run("a", "2026-11-20", "v2")])
+    ingest([path], home)
+    lake = lake_mod.Lake(home)
+    versions = lambda: list((home / "lake" / lake_mod.VERSIONS).glob("*/day=*"))  # noqa: E731
+    before = len(versions())
+    assert lake.collect_garbage() == 0
+    assert lake.collect_garbage(grace_seconds=-1) > 0
+    assert len(versions()) < before
+    con = warehouse.connect(home)
+    assert con.execute("SELECT final_response FROM runs").fetchall() == [("v2",)]
+    con.close()
+
+
+def test_one_writer_at_a_time(write_lines: Callable[..., Path], home: Path) -> None:
+    """A second writer fails at once with a clear message; the first is unharmed."""
+    from transforms.errors import LakeBusy
+
+    path = write_lines([run("a", "2026-11-20")])
+    lake = lake_mod.Lake(home)
+    with lake.writer(), pytest.raises(LakeBusy, match="another runlake ingest"):
+        ingest([path], home)
+    assert ingest([path], home).files[0].accepted == 1

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from transforms.readers import Block, InputError, discover, kind_of, parse_line, split_block
+from transforms.errors import InputError
+from transforms.readers import Block, discover, kind_of, parse_line, split_block
 
 OK = b'{"run_id": "r%d", "response": {"final_response": "ok"}}'
 
