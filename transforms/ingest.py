@@ -138,61 +138,72 @@ def _unreadable_reason(f: InputFile) -> str:
            f"{', '.join(READABLE_KINDS)})"
 
 
+@dataclass
+class _FileState:
+    file: InputFile
+    report: FileReport
+    days: set[date] = field(default_factory=set)
+    sha256: str = ""
+
+    def add(self, res: BlockResult) -> None:
+        self.report.lines += res.lines
+        self.report.accepted += res.accepted
+        self.report.quarantined += res.quarantined
+        self.report.blank += res.blank
+        self.days.update(res.days)
+
+
 def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: int,
          workers: int | None, progress: Progress | None, now: datetime
          ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
-    """Process every readable file block by block; yields each file with its digest and days."""
+    """Process every readable file block by block, blocks of all files sharing the workers;
+    yields each file with its digest and the days its rows landed in."""
     total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    parallel = n_workers > 1 and total > 2 * block_bytes
     pool = None
-    if parallel:
+    if n_workers > 1 and total > 2 * block_bytes:
         # A fork server started once, with the worker module preloaded, forks each worker
         # from a clean process: no inherited DuckDB threads, and no per-worker import cost.
         ctx = get_context("forkserver")
         ctx.set_forkserver_preload(["transforms.worker"])
         pool = ProcessPoolExecutor(n_workers, mp_context=ctx)
+    states: list[_FileState] = []
+    in_flight: list[tuple[Future[BlockResult], _FileState]] = []
     try:
         for seq, (f, fr) in enumerate(todo):
+            state = _FileState(f, fr)
+            states.append(state)
             if f.kind not in READABLE_KINDS:
-                yield f, fr, file_sha256(f.path), set()
+                state.sha256 = file_sha256(f.path)
                 if progress:
                     progress(f.size)
                 continue
-            days: set[date] = set()
             reader = BlockReader(f, block_bytes)
-            in_flight: list[Future[BlockResult]] = []
             seen = 0
-
-            def collect(res: BlockResult, fr: FileReport = fr, days: set[date] = days) -> None:
-                fr.lines += res.lines
-                fr.accepted += res.accepted
-                fr.quarantined += res.quarantined
-                fr.blank += res.blank
-                days.update(res.days)
-
             for i, block in enumerate(reader):
                 task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
                                  str(staging), f"{seq:06d}-{i:06d}")
                 if pool is None:
-                    collect(process_block(task))
+                    state.add(process_block(task))
                 else:
-                    in_flight.append(pool.submit(process_block, task))
+                    in_flight.append((pool.submit(process_block, task), state))
                     while len(in_flight) >= 2 * n_workers:
-                        collect(in_flight.pop(0).result())
+                        fut, owner = in_flight.pop(0)
+                        owner.add(fut.result())
                 if progress:
-                    now_read = reader._hasher.bytes_read
-                    progress(now_read - seen)
-                    seen = now_read
-            for fut in in_flight:
-                collect(fut.result())
+                    progress(reader.bytes_read - seen)
+                    seen = reader.bytes_read
             fr.error = reader.error
+            state.sha256 = reader.sha256
             if progress and f.size > seen:
                 progress(f.size - seen)
-            yield f, fr, reader.sha256, days
+        for fut, owner in in_flight:
+            owner.add(fut.result())
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    for state in states:
+        yield state.file, state.report, state.sha256, state.days
 
 
 def _summarize(staging: Path, report: IngestReport) -> None:

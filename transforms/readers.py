@@ -188,6 +188,11 @@ class BlockReader:
     def sha256(self) -> str:
         return self._hasher.sha256.hexdigest()
 
+    @property
+    def bytes_read(self) -> int:
+        """Bytes of the stored file read so far (compressed bytes for .gz/.zst)."""
+        return self._hasher.bytes_read
+
     def _stream(self) -> IO[bytes]:
         buffered = io.BufferedReader(self._hasher, buffer_size=1024 * 1024)
         if self.file.compression == "gzip":

@@ -64,6 +64,8 @@ def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
 
 
 def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
+    if task.kind != "responses":
+        raise ValueError(f"no normalizer for {task.kind} files")
     buffers = ColumnBuffers()
     norm = ResponseNormalizer(task.source_file, task.file_day, buffers)
     res = BlockResult()
