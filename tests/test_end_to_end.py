@@ -108,3 +108,19 @@ if __name__ == "__main__":
 
     GOLDEN.write_text(json.dumps(sample_summary(Path(tempfile.mkdtemp()) / "home"), indent=1)
                       + "\n")
+
+
+def test_parallel_workers_give_the_same_lake(tmp_path: Path,
+                                             summary: dict[str, object]) -> None:
+    """Small blocks spread over two worker processes give exactly the serial result."""
+    report = ingest([SAMPLES], tmp_path / "home", workers=2, block_bytes=16 * 1024)
+    assert sum(f.lines for f in report.files) == summary["lines"][0]
+    con = warehouse.connect(tmp_path / "home")
+    runs = dict(con.execute("SELECT status, count(*) FROM runs GROUP BY 1").fetchall())
+    lines = con.execute("SELECT sum(lines), sum(lines_accepted), sum(lines_quarantined), "
+                        "sum(lines_blank) FROM ingest_files").fetchone()
+    rows = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in summary["rows"]}
+    con.close()
+    assert runs == summary["runs_by_status"]
+    assert list(lines) == summary["lines"]
+    assert rows == summary["rows"]
