@@ -124,3 +124,25 @@ def test_parallel_workers_give_the_same_lake(tmp_path: Path,
     assert runs == summary["runs_by_status"]
     assert list(lines) == summary["lines"]
     assert rows == summary["rows"]
+
+
+def test_accounting_check_view(tmp_path: Path) -> None:
+    """checks.lines_accounted_for lists no file on the samples, and lists a file whose counts
+    were tampered with."""
+    import duckdb
+
+    home = tmp_path / "home"
+    ingest([SAMPLES], home)
+    con = warehouse.connect(home)
+    assert con.execute("SELECT count(*) FROM checks.lines_accounted_for").fetchone() == (0,)
+    con.close()
+    part = next((home / "lake" / "ingest_files").glob("day=2026-11-20/*.parquet"))
+    tampered = tmp_path / "tampered.parquet"
+    duckdb.execute(f"COPY (SELECT * REPLACE (lines + 1 AS lines) FROM '{part}') TO '{tampered}'")
+    part.unlink()
+    tampered.rename(part)
+    con = warehouse.connect(home)
+    rows = con.execute("SELECT lines - lines_accounted FROM checks.lines_accounted_for"
+                       ).fetchall()
+    con.close()
+    assert rows == [(1,)] * 4

@@ -49,6 +49,8 @@ def build(home: Path) -> Path:
             con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
                             [[s.code, s.severity, s.category, s.entity, s.description, s.source]
                              for s in CATALOG.values()])
+            for schema in ("staging", "intermediate", "checks"):
+                con.execute(f"CREATE SCHEMA {schema}")
             for f in sql_files():
                 try:
                     con.execute(f.read_text())
