@@ -1,7 +1,7 @@
-"""Response JSONL records -> rows of runs, messages, tool_calls, thinking, metadata_kv and flags.
+"""Response JSONL records -> rows of runs, metadata_kv and flags (transcripts: transcript.py).
 
-One pass per record, appending to column lists that become Arrow tables per block: no object
-per row survives the block. The rules are those of spec/formats.md §1 and the definitions of
+One pass per record, appending row tuples that become Arrow tables per block: no object per
+row survives the block. The rules are those of spec/formats.md §1 and the definitions of
 spec/warehouse.md; each flag code is raised from here with a detail saying exactly what was
 found. Cross-line rules (run_id_duplicate) are applied when a day is committed (lake.py).
 """
@@ -14,12 +14,10 @@ import orjson
 
 from transforms.flags import CATALOG
 from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.transcript import Pending, TranscriptNormalizer, canonical_json
 from transforms.readers import date_prefix, describe, json_type
-from transforms.schemas import TOOL_CALLS
 
 FINAL_RESPONSE_LIMIT = 50_000
-ROLES = frozenset({"system", "user", "assistant", "tool"})
-TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 OUTCOME_STATUSES = frozenset({"passed", "failed", "error", "skipped"})
 BODY_KEYS = frozenset({"final_response", "messages", "message"})
 ENVELOPE_KEYS = frozenset({
@@ -31,16 +29,6 @@ _INT_KEYS = ("total_input_tokens", "total_output_tokens")
 _COMMON_KEYS = frozenset({"model", "system_prompt_id", "total_input_tokens",
                           "total_output_tokens", "agent_runtime_ms"})
 _MISSING: Any = object()
-_TC = TOOL_CALLS.names
-_MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
-    _TC.index(c) for c in ("message_index", "call_index", "call_id", "tool_name",
-                           "result_message_index", "result_chars"))
-_SORT = orjson.OPT_SORT_KEYS
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys: equal values give equal text."""
-    return orjson.dumps(value, option=_SORT).decode()
 
 
 def derived_run_id(raw: bytes) -> str:
@@ -87,14 +75,11 @@ class ResponseNormalizer:
     def __init__(self, source_file: str, fallback_day: date, buffers: ColumnBuffers) -> None:
         self.source_file = source_file
         self.fallback_day = fallback_day
-        self.b = buffers
         self.days: set[date] = set()
         rows = buffers.rows_of
         self._runs = rows["runs"]
         self._flags = rows["flags"]
-        self._messages_rows = rows["messages"]
-        self._calls = rows["tool_calls"]
-        self._thinking = rows["thinking"]
+        self.transcript = TranscriptNormalizer(source_file, buffers)
         self._kv = rows["metadata_kv"]
 
     # -- flags ------------------------------------------------------------------------------
@@ -120,7 +105,7 @@ class ResponseNormalizer:
         else:
             return False
         env = obj
-        pending: list[tuple[str, str, int | None, int | None]] = []
+        pending: Pending = []
         bad: list[str] = []
 
         # identity
@@ -203,7 +188,7 @@ class ResponseNormalizer:
                 fr = fr[:FINAL_RESPONSE_LIMIT]
             fr_text = fr
 
-        n_messages, n_calls, n_thinking, has_assistant_text, rich = self._messages(
+        n_messages, n_calls, n_thinking, has_assistant_text, rich = self.transcript.messages(
             resp.get("messages"), rid, day, line, pending)
 
         status_final = status or "ungraded"
@@ -269,192 +254,8 @@ class ResponseNormalizer:
             status = "passed" if env["passed"] else "failed"
         return status, score, judge_skipped, error
 
-    def _messages(self, msgs: Any, rid: str, day: date, line: int,
-                  pending: list[tuple[str, str, int | None, int | None]]
-                  ) -> tuple[int, int, int, bool, bool]:
-        """Append message, tool call and thinking rows; (n_messages, n_calls, n_thinking,
-        has_assistant_text, rich)."""
-        if msgs is None or (isinstance(msgs, list) and not msgs):
-            pending.append(("messages_missing",
-                            "messages is absent" if msgs is None else "messages is []",
-                            None, None))
-            return 0, 0, 0, False, False
-        if not isinstance(msgs, list):
-            pending.append(("messages_malformed",
-                            f"messages is {describe(msgs)}, not a list", None, None))
-            return 0, 0, 0, False, False
-        add_message = self._messages_rows.append
-        add_thinking = self._thinking.append
-        src = self.source_file
-        dropped: list[str] = []
-        broken: list[str] = []
-        calls_by_id: dict[str, list[list[Any]]] = {}
-        run_calls: list[list[Any]] = []
-        has_text = False
-        n_msg = n_calls = n_thinking = 0
-        for i, m in enumerate(msgs):
-            if not isinstance(m, dict):
-                dropped.append(f"entry {i} is {describe(m)}")
-                continue
-            role = m.get("role")
-            if role not in ROLES:
-                dropped.append(f"entry {i} has role {str(role)[:30]!r}" if role is not None
-                               else f"entry {i} has no role")
-                continue
-            content = m.get("content")
-            other = None
-            ptypes = None
-            if content is None:
-                kind, text = "null", None
-            elif isinstance(content, str):
-                kind, text = "string", content
-            elif isinstance(content, list):
-                kind = "parts"
-                texts: list[str] = []
-                ptypes = []
-                others: list[Any] = []
-                for p in content:
-                    if isinstance(p, dict):
-                        pt = p.get("type")
-                        ptypes.append(pt if isinstance(pt, str) else "untyped")
-                        pt_text = p.get("text")
-                        if pt in TEXT_PART_TYPES and isinstance(pt_text, str):
-                            texts.append(pt_text)
-                        else:
-                            others.append(p)
-                    elif isinstance(p, str):
-                        ptypes.append("text")
-                        texts.append(p)
-                    else:
-                        ptypes.append(json_type(p))
-                        others.append(p)
-                text = "".join(texts) if texts else None
-                if others:
-                    other = orjson.dumps(others).decode()
-            else:
-                broken.append(f"entry {i} content is {describe(content)}")
-                kind, text = "null", None
-            chars = len(text) if text is not None else None
-            if role == "assistant" and text and not text.isspace():
-                has_text = True
-
-            n_th = 0
-            th = m.get("thinking")
-            if isinstance(th, list):
-                for bi, block in enumerate(th):
-                    bt = block.get("text") if isinstance(block, dict) else None
-                    if not isinstance(bt, str):
-                        bt = orjson.dumps(block).decode()
-                    add_thinking((rid, day, i, bi, bt, len(bt), src, line))
-                    n_th += 1
-            elif th is not None:
-                broken.append(f"entry {i} thinking is {describe(th)}")
-            n_thinking += n_th
-
-            n_tc = 0
-            tcs = m.get("tool_calls")
-            if isinstance(tcs, list):
-                for ci, tc in enumerate(tcs):
-                    call = self._tool_call(tc, rid, day, line, i, ci, pending)
-                    if call is None:
-                        continue
-                    n_tc += 1
-                    run_calls.append(call)
-                    cid = call[_CALL_ID]
-                    if cid is not None:
-                        calls_by_id.setdefault(cid, []).append(call)
-            elif tcs is not None:
-                broken.append(f"entry {i} tool_calls is {describe(tcs)}")
-            n_calls += n_tc
-
-            tcid = m.get("tool_call_id")
-            if not isinstance(tcid, str):
-                tcid = None
-            if role == "tool":
-                # Ids are reused in real transcripts: a result answers the earliest call with
-                # its id that is still unanswered.
-                waiting = calls_by_id.get(tcid) if tcid is not None else None
-                if waiting is None:
-                    pending.append(("tool_result_orphan",
-                                    f"tool message {i} answers tool_call_id {tcid[:60]!r}, "
-                                    "which no earlier call has" if tcid is not None else
-                                    f"tool message {i} has no tool_call_id", i, None))
-                else:
-                    for call in waiting:
-                        if call[_RESULT_INDEX] is None:
-                            call[_RESULT_INDEX] = i
-                            call[_RESULT_CHARS] = chars
-                            break
-            name = m.get("name")
-            add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
-                         name if isinstance(name, str) else None, n_th, "response", None, src,
-                         line))
-            n_msg += 1
-
-        for row in run_calls:
-            if row[_RESULT_INDEX] is None:
-                cid, mi, tool = row[_CALL_ID], row[_MESSAGE_INDEX], row[_TOOL_NAME][:60]
-                pending.append(("tool_call_unanswered",
-                                f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
-                                "message answering it" if cid is not None else
-                                f"call {tool} in message {mi} has no id, so no tool message "
-                                "can answer it", mi, row[_CALL_INDEX]))
-            self._calls.append(tuple(row))
-        problems = dropped + broken
-        if problems:
-            shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-            pending.append(("messages_malformed",
-                            f"{len(dropped)} of {len(msgs)} entries dropped, "
-                            f"{len(broken)} malformed fields: {shown}", None, None))
-        return n_msg, n_calls, n_thinking, has_text, not problems
-
-    def _tool_call(self, tc: Any, rid: str, day: date, line: int, mi: int, ci: int,
-                   pending: list[tuple[str, str, int | None, int | None]]
-                   ) -> list[Any] | None:
-        """One tool call row (to be completed with its result), or None when flagged."""
-        name: Any = None
-        args: Any = _MISSING
-        shape = "flat"
-        if isinstance(tc, dict):
-            fn = tc.get("function")
-            if isinstance(fn, dict):
-                shape = "nested"
-                name = fn.get("name") or tc.get("name")
-                args = fn.get("arguments", tc.get("arguments", _MISSING))
-            else:
-                name = tc.get("name")
-                args = tc.get("arguments", _MISSING)
-        if not isinstance(name, str) or not name:
-            what = (f"is {describe(tc)}" if not isinstance(tc, dict)
-                    else "has neither name nor function.name")
-            pending.append(("tool_call_unnamed", f"message {mi} tool call {ci} {what}; dropped",
-                            mi, ci))
-            return None
-        call_id = tc.get("id")
-        if isinstance(call_id, int) and not isinstance(call_id, bool):
-            call_id = str(call_id)
-        if not isinstance(call_id, str) or not call_id:
-            call_id = None
-        arguments: str | None = None
-        raw_args: str | None = None
-        valid = True
-        if isinstance(args, str):
-            try:
-                arguments = canonical_json(orjson.loads(args))
-            except orjson.JSONDecodeError as e:
-                valid = False
-                raw_args = args
-                pending.append(("tool_arguments_invalid_json",
-                                f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
-                                f"JSON: {e}", mi, ci))
-        elif args is not _MISSING and args is not None:
-            arguments = canonical_json(args)
-        return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
-                len(arguments) if arguments is not None else None, shape, None, None,
-                "response", None, self.source_file, line]
-
     def _metadata(self, md: Any, rid: str, day: date, line: int,
-                  pending: list[tuple[str, str, int | None, int | None]]
+                  pending: Pending
                   ) -> tuple[str | None, str | None, int | None, int | None, float | None]:
         if md is None:
             return None, None, None, None, None

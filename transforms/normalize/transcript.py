@@ -1,0 +1,229 @@
+"""A run's transcript -> rows of messages, tool_calls and thinking, with their flags.
+
+Owns the rules for one OpenAI-style `messages` list (seeds/agent-response-v1.schema.json):
+roles, string/parts/null content, thinking blocks, both tool-call shapes with object or string
+arguments, and the linking of each call to the tool message that answers it. Rows are appended
+as tuples in the column order of transforms.schemas; flags go to the caller's `pending` list.
+"""
+
+from datetime import date
+from typing import Any
+
+import orjson
+
+from transforms.normalize.columns import ColumnBuffers
+from transforms.readers import describe, json_type
+from transforms.schemas import TOOL_CALLS
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+_MISSING: Any = object()
+_TC = TOOL_CALLS.names
+_MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
+    _TC.index(c) for c in ("message_index", "call_index", "call_id", "tool_name",
+                           "result_message_index", "result_chars"))
+_SORT = orjson.OPT_SORT_KEYS
+
+Pending = list[tuple[str, str, int | None, int | None]]
+"""Flags found so far for the run: (code, detail, message_index, call_index)."""
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys: equal values give equal text."""
+    return orjson.dumps(value, option=_SORT).decode()
+
+
+class TranscriptNormalizer:
+    """Appends the rows of transcripts read from one source file (or span) to buffers."""
+
+    def __init__(self, source_file: str, buffers: ColumnBuffers, source: str = "response",
+                 span_id: str | None = None) -> None:
+        self.source_file = source_file
+        self.source = source
+        self.span_id = span_id
+        self._messages_rows = buffers.rows_of["messages"]
+        self._calls = buffers.rows_of["tool_calls"]
+        self._thinking = buffers.rows_of["thinking"]
+
+    def messages(self, msgs: Any, rid: str, day: date, line: int,
+                 pending: Pending) -> tuple[int, int, int, bool, bool]:
+        """Append message, tool call and thinking rows; (n_messages, n_calls, n_thinking,
+        has_assistant_text, rich)."""
+        if msgs is None or (isinstance(msgs, list) and not msgs):
+            pending.append(("messages_missing",
+                            "messages is absent" if msgs is None else "messages is []",
+                            None, None))
+            return 0, 0, 0, False, False
+        if not isinstance(msgs, list):
+            pending.append(("messages_malformed",
+                            f"messages is {describe(msgs)}, not a list", None, None))
+            return 0, 0, 0, False, False
+        add_message = self._messages_rows.append
+        add_thinking = self._thinking.append
+        src, source, span_id = self.source_file, self.source, self.span_id
+        dropped: list[str] = []
+        broken: list[str] = []
+        calls_by_id: dict[str, list[list[Any]]] = {}
+        run_calls: list[list[Any]] = []
+        has_text = False
+        n_msg = n_calls = n_thinking = 0
+        for i, m in enumerate(msgs):
+            if not isinstance(m, dict):
+                dropped.append(f"entry {i} is {describe(m)}")
+                continue
+            role = m.get("role")
+            if role not in ROLES:
+                dropped.append(f"entry {i} has role {str(role)[:30]!r}" if role is not None
+                               else f"entry {i} has no role")
+                continue
+            content = m.get("content")
+            other = None
+            ptypes = None
+            if content is None:
+                kind, text = "null", None
+            elif isinstance(content, str):
+                kind, text = "string", content
+            elif isinstance(content, list):
+                kind = "parts"
+                texts: list[str] = []
+                ptypes = []
+                others: list[Any] = []
+                for p in content:
+                    if isinstance(p, dict):
+                        pt = p.get("type")
+                        ptypes.append(pt if isinstance(pt, str) else "untyped")
+                        pt_text = p.get("text")
+                        if pt in TEXT_PART_TYPES and isinstance(pt_text, str):
+                            texts.append(pt_text)
+                        else:
+                            others.append(p)
+                    elif isinstance(p, str):
+                        ptypes.append("text")
+                        texts.append(p)
+                    else:
+                        ptypes.append(json_type(p))
+                        others.append(p)
+                text = "".join(texts) if texts else None
+                if others:
+                    other = orjson.dumps(others).decode()
+            else:
+                broken.append(f"entry {i} content is {describe(content)}")
+                kind, text = "null", None
+            chars = len(text) if text is not None else None
+            if role == "assistant" and text and not text.isspace():
+                has_text = True
+
+            n_th = 0
+            th = m.get("thinking")
+            if isinstance(th, list):
+                for bi, block in enumerate(th):
+                    bt = block.get("text") if isinstance(block, dict) else None
+                    if not isinstance(bt, str):
+                        bt = orjson.dumps(block).decode()
+                    add_thinking((rid, day, i, bi, bt, len(bt), src, line))
+                    n_th += 1
+            elif th is not None:
+                broken.append(f"entry {i} thinking is {describe(th)}")
+            n_thinking += n_th
+
+            n_tc = 0
+            tcs = m.get("tool_calls")
+            if isinstance(tcs, list):
+                for ci, tc in enumerate(tcs):
+                    call = self._tool_call(tc, rid, day, line, i, ci, pending)
+                    if call is None:
+                        continue
+                    n_tc += 1
+                    run_calls.append(call)
+                    cid = call[_CALL_ID]
+                    if cid is not None:
+                        calls_by_id.setdefault(cid, []).append(call)
+            elif tcs is not None:
+                broken.append(f"entry {i} tool_calls is {describe(tcs)}")
+            n_calls += n_tc
+
+            tcid = m.get("tool_call_id")
+            if not isinstance(tcid, str):
+                tcid = None
+            if role == "tool":
+                # Ids are reused in real transcripts: a result answers the earliest call with
+                # its id that is still unanswered.
+                waiting = calls_by_id.get(tcid) if tcid is not None else None
+                if waiting is None:
+                    pending.append(("tool_result_orphan",
+                                    f"tool message {i} answers tool_call_id {tcid[:60]!r}, "
+                                    "which no earlier call has" if tcid is not None else
+                                    f"tool message {i} has no tool_call_id", i, None))
+                else:
+                    for call in waiting:
+                        if call[_RESULT_INDEX] is None:
+                            call[_RESULT_INDEX] = i
+                            call[_RESULT_CHARS] = chars
+                            break
+            name = m.get("name")
+            add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
+                         name if isinstance(name, str) else None, n_th, source, span_id, src,
+                         line))
+            n_msg += 1
+
+        for row in run_calls:
+            if row[_RESULT_INDEX] is None:
+                cid, mi, tool = row[_CALL_ID], row[_MESSAGE_INDEX], row[_TOOL_NAME][:60]
+                pending.append(("tool_call_unanswered",
+                                f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
+                                "message answering it" if cid is not None else
+                                f"call {tool} in message {mi} has no id, so no tool message "
+                                "can answer it", mi, row[_CALL_INDEX]))
+            self._calls.append(tuple(row))
+        problems = dropped + broken
+        if problems:
+            shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+            pending.append(("messages_malformed",
+                            f"{len(dropped)} of {len(msgs)} entries dropped, "
+                            f"{len(broken)} malformed fields: {shown}", None, None))
+        return n_msg, n_calls, n_thinking, has_text, not problems
+
+    def _tool_call(self, tc: Any, rid: str, day: date, line: int, mi: int, ci: int,
+                   pending: Pending) -> list[Any] | None:
+        """One tool call row (to be completed with its result), or None when flagged."""
+        name: Any = None
+        args: Any = _MISSING
+        shape = "flat"
+        if isinstance(tc, dict):
+            fn = tc.get("function")
+            if isinstance(fn, dict):
+                shape = "nested"
+                name = fn.get("name") or tc.get("name")
+                args = fn.get("arguments", tc.get("arguments", _MISSING))
+            else:
+                name = tc.get("name")
+                args = tc.get("arguments", _MISSING)
+        if not isinstance(name, str) or not name:
+            what = (f"is {describe(tc)}" if not isinstance(tc, dict)
+                    else "has neither name nor function.name")
+            pending.append(("tool_call_unnamed", f"message {mi} tool call {ci} {what}; dropped",
+                            mi, ci))
+            return None
+        call_id = tc.get("id")
+        if isinstance(call_id, int) and not isinstance(call_id, bool):
+            call_id = str(call_id)
+        if not isinstance(call_id, str) or not call_id:
+            call_id = None
+        arguments: str | None = None
+        raw_args: str | None = None
+        valid = True
+        if isinstance(args, str):
+            try:
+                arguments = canonical_json(orjson.loads(args))
+            except orjson.JSONDecodeError as e:
+                valid = False
+                raw_args = args
+                pending.append(("tool_arguments_invalid_json",
+                                f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
+                                f"JSON: {e}", mi, ci))
+        elif args is not _MISSING and args is not None:
+            arguments = canonical_json(args)
+        return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
+                len(arguments) if arguments is not None else None, shape, None, None,
+                self.source, self.span_id, self.source_file, line]
+
