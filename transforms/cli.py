@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated
 
 import duckdb
-import orjson
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -250,8 +249,5 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        err.print("interrupted; the warehouse is unchanged")
+        err.print("interrupted")
         sys.exit(130)
-    except orjson.JSONDecodeError as e:  # pragma: no cover - defensive
-        err.print(f"error: {e}")
-        sys.exit(1)

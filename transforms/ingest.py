@@ -8,7 +8,6 @@ ingesting the same files again changes nothing.
 
 import os
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -213,9 +212,9 @@ def _summarize(staging: Path, report: IngestReport) -> None:
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags",
                   "quarantine"):
             report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
-        report.flags_by_code = dict(Counter(dict(con.execute(
+        report.flags_by_code = dict(con.execute(
             f"SELECT code, count(*) FROM ({scan_sql(staging, 'flags')}) GROUP BY 1 ORDER BY 2 DESC"
-        ).fetchall())))
+        ).fetchall())
         report.quarantine_by_code = dict(con.execute(
             f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
             "GROUP BY 1 ORDER BY 2 DESC").fetchall())

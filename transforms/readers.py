@@ -24,6 +24,8 @@ import orjson
 from transforms.errors import InputError
 
 Kind = Literal["responses", "spans", "otlp", "durable"]
+"""How a file is read (formats.md §4): response JSONL, span JSONL, OTLP/JSON lines, durable
+agent state documents."""
 KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
 READABLE_KINDS: tuple[str, ...] = ("responses",)
 """Kinds this version of runlake normalizes; other kinds are reported, never silently skipped."""
@@ -286,7 +288,8 @@ def parse_line(line: bytes) -> tuple[Any, str | None, str | None]:
     return obj, None, None
 
 
-def _json_type(v: Any) -> str:
+def json_type(v: Any) -> str:
+    """The JSON type name of a parsed value: null, boolean, number, string, array, object."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -300,12 +303,9 @@ def _json_type(v: Any) -> str:
     return "object"
 
 
-json_type = _json_type
-
-
 def describe(v: Any) -> str:
     """'a string', 'an array', 'null', ...: the JSON type of a value, for messages."""
-    t = _json_type(v)
+    t = json_type(v)
     if t == "null":
         return "null"
     return ("an " if t[0] in "aeiou" else "a ") + t
