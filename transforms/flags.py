@@ -85,6 +85,10 @@ _SPECS: tuple[FlagSpec, ...] = (
     FlagSpec("final_response_alias_used", "info", "contract", "run",
              "A multi-turn turn answered with final_response instead of message.",
              RESPONSE_CONTRACT),
+    FlagSpec("span_malformed", "warning", "contract", "span",
+             "A span that breaks the Span schema: not an object or no trace/span id (dropped), "
+             "or a field of the wrong type (null in its column). The detail says which.",
+             SPANS_BULK),
     FlagSpec("span_end_before_start", "error", "integrity", "span",
              "A span's end_time is before its start_time.", SPANS_BULK),
     FlagSpec("span_parent_missing", "warning", "integrity", "span",
@@ -122,6 +126,8 @@ CATALOG: dict[str, FlagSpec] = {spec.code: spec for spec in _SPECS}
 
 # Codes that runlake computes across lines when it commits a day, not per line.
 DERIVED_AT_COMMIT = frozenset({"run_id_duplicate"})
+# Codes that the warehouse views derive from several tables (sql/intermediate/).
+DERIVED_IN_VIEWS = frozenset({"span_parent_missing", "tokens_mismatch", "runtime_mismatch"})
 
 
 def spec(code: str) -> FlagSpec:

@@ -266,8 +266,10 @@ class Lake:
         rows = " UNION ALL ".join(parts)
         targets = [(False, "true")]
         if t in RUN_TABLES:
-            won = ("run_id IS NULL OR EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id "
-                   "AND w.source_file = r.source_file AND w.source_line = r.source_line)")
+            # Rows of a line that lost to a later line with its run_id move aside; rows of
+            # other files (spans naming the run) are never a losing line's.
+            won = ("NOT EXISTS (SELECT 1 FROM losers l WHERE l.run_id = r.run_id "
+                   "AND l.source_file = r.source_file AND l.source_line = r.source_line)")
             if t == "flags":
                 won = f"code = 'run_id_duplicate' OR {won}"
             targets = [(False, won), (True, f"NOT ({won})")]

@@ -73,7 +73,8 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     RUN_ID, DAY,
     _c("agent", pa.string(), "Agent name (envelope agent/agent_id/agent_name), else 'unknown'."),
     _c("agent_version", pa.string(), "Agent version from the envelope."),
-    _c("model", pa.string(), "metadata.model, else envelope model, else 'unknown'."),
+    _c("model", pa.string(), "metadata.model, else envelope model, else the most frequent "
+       "model of the run's LLM calls, else 'unknown'."),
     _c("test_case_id", pa.string(), "Test case (envelope test_case_id/case_id/scenario_id)."),
     _c("batch_id", pa.string(), "Nightly batch; defaults to the run's day (YYYY-MM-DD)."),
     _c("trace_id", pa.string(), "Trace id joining the run to its spans."),
@@ -93,13 +94,15 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     _c("n_messages", pa.int64(), "Messages kept in `messages`."),
     _c("n_tool_calls", pa.int64(), "Tool calls kept in `tool_calls`."),
     _c("n_thinking", pa.int64(), "Reasoning blocks kept in `thinking`."),
-    _c("input_tokens", pa.int64(), "Input tokens (metadata.total_input_tokens); null if "
-       "unknown."),
-    _c("output_tokens", pa.int64(), "Output tokens (metadata.total_output_tokens); null if "
-       "unknown."),
-    _c("agent_runtime_ms", pa.float64(), "Agent runtime in milliseconds; null if unknown."),
+    _c("input_tokens", pa.int64(), "metadata.total_input_tokens, else the sum of the run's LLM "
+       "calls' input_tokens; null if unknown."),
+    _c("output_tokens", pa.int64(), "metadata.total_output_tokens, else the sum of the run's "
+       "LLM calls' output_tokens; null if unknown."),
+    _c("agent_runtime_ms", pa.float64(), "metadata.agent_runtime_ms, else the duration of the "
+       "run's root span; null if unknown."),
     _c("system_prompt_id", pa.string(), "metadata.system_prompt_id."),
-    _c("tokens_source", pa.string(), "Where the token totals came from: metadata or none."),
+    _c("tokens_source", pa.string(), "Where the token totals came from: metadata, spans or "
+       "none."),
     _c("record_shape", pa.string(), "envelope (a wrapped run) or bare (a bare response body)."),
     SOURCE_FILE, SOURCE_LINE,
 ))
@@ -119,6 +122,7 @@ MESSAGES = Table("messages", "one message of a run's transcript", (
     _c("n_thinking", pa.int64(), "Reasoning blocks on this message."),
     _c("source", pa.string(), "response (the run's transcript) or span (a span's log_request)."),
     _c("span_id", pa.string(), "The span the message came from, when source is span."),
+    _c("direction", pa.string(), "For span messages: input (the prompt) or output (the reply)."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 
@@ -145,8 +149,10 @@ THINKING = Table("thinking", "one reasoning block", (
     RUN_ID, DAY,
     _c("message_index", pa.int64(), "The message holding the block."),
     _c("block_index", pa.int64(), "0-based position in that message's thinking list."),
-    _c("text", pa.string(), "The block's text key, else the JSON of the block."),
+    _c("text", pa.string(), "The block's text key (a thinking block's thinking key), else "
+       "the JSON of the block."),
     _c("chars", pa.int64(), "Length of text in characters."),
+    _c("span_id", pa.string(), "The span the block came from, for a span's messages."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 
@@ -154,6 +160,61 @@ METADATA_KV = Table("metadata_kv", "one metadata key of a run outside the five c
     RUN_ID, DAY,
     _c("key", pa.string(), "The metadata key."),
     _c("value", pa.string(), "The value as JSON text."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+SPANS = Table("spans", "one span", (
+    _c("trace_id", pa.string(), "context.trace_id."),
+    _c("span_id", pa.string(), "context.span_id."),
+    _c("parent_id", pa.string(), "The parent span's id; null for a root."),
+    RUN_ID,
+    DAY,
+    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else service.name."),
+    _c("name", pa.string(), "The span's name."),
+    _c("kind", pa.string(), "CLIENT, CONSUMER, INTERNAL, PRODUCER or SERVER."),
+    _c("start_time", TS, "Start (UTC, from Unix nanoseconds)."),
+    _c("end_time", TS, "End (UTC, from Unix nanoseconds)."),
+    _c("duration_ms", pa.float64(), "end_time - start_time in milliseconds."),
+    _c("status_code", pa.string(), "OK, ERROR or UNSET."),
+    _c("status_description", pa.string(), "The status description."),
+    _c("service_name", pa.string(), "resource.attributes service.name."),
+    _c("attributes", pa.string(), "The span's attributes as JSON text."),
+    _c("resource_attributes", pa.string(), "resource.attributes as JSON text."),
+    _c("n_events", pa.int64(), "Span events."),
+    _c("has_log_request", pa.bool_(), "True when the span carries an LLM call (log_request)."),
+    _c("span_index", pa.int64(), "0-based position of the span in its line (bulk lines)."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
+LLM_CALLS = Table("llm_calls", "one LLM call: a span's log_request", (
+    _c("span_id", pa.string(), "The span carrying the call."),
+    _c("trace_id", pa.string(), "The span's trace."),
+    RUN_ID,
+    DAY,
+    _c("agent", pa.string(), "The span's agent."),
+    _c("provider", pa.string(), "log_request.provider."),
+    _c("model", pa.string(), "log_request.model."),
+    _c("input_tokens", pa.int64(), "log_request.input_tokens as the provider counts them "
+       "(cached prompt tokens included); null when absent."),
+    _c("output_tokens", pa.int64(), "log_request.output_tokens (reasoning tokens included); "
+       "null when absent."),
+    _c("cached_input_tokens", pa.int64(), "Cached prompt tokens, when the span's attributes "
+       "give them (part of input_tokens, not added to it)."),
+    _c("reasoning_tokens", pa.int64(), "Reasoning tokens, when the span's attributes give them "
+       "(part of output_tokens)."),
+    _c("price", pa.float64(), "log_request.price (USD)."),
+    _c("status", pa.string(), "SUCCESS, WARNING or ERROR."),
+    _c("error_type", pa.string(), "The categorized error, e.g. PROVIDER_TIMEOUT."),
+    _c("error_message", pa.string(), "The error message (at most 1,024 characters)."),
+    _c("error_message_chars", pa.int64(), "Length of error_message in characters."),
+    _c("request_start_time", TS, "Request start (UTC); the span's start when omitted."),
+    _c("request_end_time", TS, "Request end (UTC); the span's end when omitted."),
+    _c("latency_ms", pa.float64(), "request_end_time - request_start_time in milliseconds."),
+    _c("max_tokens", pa.int64(), "parameters.max_tokens or max_output_tokens."),
+    _c("prompt_name", pa.string(), "log_request.prompt_name."),
+    _c("prompt_version_number", pa.int64(), "log_request.prompt_version_number."),
+    _c("n_input_messages", pa.int64(), "Messages in the input prompt."),
+    _c("n_output_messages", pa.int64(), "Messages in the output."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 
@@ -182,7 +243,7 @@ QUARANTINE = Table("quarantine", "one input line that could not be read as a rec
 
 INGEST_FILES = Table("ingest_files", "one input file", (
     SOURCE_FILE, FILE_DAY,
-    _c("kind", pa.string(), "responses, or unknown when the kind cannot be told."),
+    _c("kind", pa.string(), "responses, spans, ..., or unknown when the kind cannot be told."),
     _c("compression", pa.string(), "none, gzip or zstd."),
     _c("sha256", pa.string(), "SHA-256 of the file's bytes as stored."),
     _c("bytes", pa.int64(), "File size in bytes as stored."),
@@ -196,7 +257,8 @@ INGEST_FILES = Table("ingest_files", "one input file", (
 ))
 
 TABLES: dict[str, Table] = {t.name: t for t in (
-    RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, FLAGS, QUARANTINE, INGEST_FILES)}
+    RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, SPANS, LLM_CALLS, FLAGS, QUARANTINE,
+    INGEST_FILES)}
 
 # Tables whose rows belong to one input line of a run: superseded together when a later line
 # carries the same run_id.

@@ -1,5 +1,10 @@
 """Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes`.
 
+`staging.stg_<table>` reads each lake table as stored; the SQL under `sql/` builds everything
+else on them, among it the public view of each lake table (runs, messages, spans, ...), where
+links across files are resolved (a span's run, a run's model and token totals from its spans,
+flags derived from several tables).
+
 The file is built aside and renamed into place, so readers holding the old one `read_only`
 are never broken, and it holds no data but small lookup tables: opening it is cheap. SQL under
 `sql/` is applied in layer order (macros, staging, intermediate, marts, checks); a broken
@@ -7,6 +12,7 @@ reference fails the build loudly and leaves the previous warehouse in place.
 """
 
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -30,7 +36,25 @@ def path(home: Path) -> Path:
 
 
 def sql_files() -> list[Path]:
-    return [f for layer in LAYERS for f in sorted((SQL_DIR / layer).glob("*.sql"))]
+    """The SQL files in build order: layer by layer, and within a layer each file after the
+    files whose objects it names (a file creates the object named like the file)."""
+    ordered: list[Path] = []
+    for layer in LAYERS:
+        files = {f.stem: f for f in sorted((SQL_DIR / layer).glob("*.sql"))}
+        code = {name: re.sub(r"--[^\n]*", "", f.read_text()) for name, f in files.items()}
+        deps = {name: {other for other in files if other != name
+                       and re.search(rf"\b{re.escape(other)}\b", code[name])}
+                for name in files}
+        done: set[str] = set()
+        while len(done) < len(files):
+            ready = sorted(n for n in files if n not in done and deps[n] <= done)
+            if not ready:
+                cycle = sorted(n for n in files if n not in done)
+                raise WarehouseError(f"sql/{layer}: files reference each other in a cycle: "
+                                     f"{', '.join(cycle)}")
+            done.update(ready)
+            ordered += [files[n] for n in ready]
+    return ordered
 
 
 def build(home: Path) -> Path:
@@ -42,15 +66,15 @@ def build(home: Path) -> Path:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
             lake = home / "lake"
+            for schema in ("staging", "intermediate", "checks"):
+                con.execute(f"CREATE SCHEMA {schema}")
             for t in TABLES:
-                con.execute(f"CREATE VIEW {t} AS {scan_sql(lake, t)}")
+                con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
             con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                         "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
             con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
                             [[s.code, s.severity, s.category, s.entity, s.description, s.source]
                              for s in CATALOG.values()])
-            for schema in ("staging", "intermediate", "checks"):
-                con.execute(f"CREATE SCHEMA {schema}")
             for f in sql_files():
                 try:
                     con.execute(f.read_text())

@@ -17,11 +17,15 @@ import pyarrow.parquet as pq
 
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.responses import ResponseNormalizer
+from transforms.normalize.spans import SpanNormalizer
 from transforms.readers import Block, parse_line, split_block
 from transforms.schemas import TABLES
 
-UNRECOGNIZED = ("a JSON object with none of the keys of a run envelope (run_id, agent, response, "
-                "...) or of a response body (final_response, messages, message)")
+NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer]] = {
+    "responses": ResponseNormalizer,
+    "spans": SpanNormalizer,
+}
+"""The normalizer of each readable kind."""
 
 
 @dataclass
@@ -64,10 +68,8 @@ def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
 
 
 def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
-    if task.kind != "responses":
-        raise ValueError(f"no normalizer for {task.kind} files")
     buffers = ColumnBuffers()
-    norm = ResponseNormalizer(task.source_file, task.file_day, buffers)
+    norm = NORMALIZERS[task.kind](task.source_file, task.file_day, buffers)
     res = BlockResult()
     for line_no, offset, line in split_block(task.block):
         res.lines += 1
@@ -76,10 +78,11 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
             continue
         obj, code, message = parse_line(line)
         if obj is not None:
-            if norm.add(line_no, line, obj):
+            reason = norm.add(line_no, line, obj)
+            if reason is None:
                 res.accepted += 1
                 continue
-            code, message = "unrecognized_record", UNRECOGNIZED
+            code, message = "unrecognized_record", reason
         buffers.append("quarantine", source_file=task.source_file, day=task.file_day,
                        line_number=line_no, byte_offset=offset, error_code=code,
                        error_message=message, raw=line)

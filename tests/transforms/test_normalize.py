@@ -146,13 +146,13 @@ def test_row_tuples_follow_schema_order() -> None:
     assert MESSAGES.names == [
         "run_id", "day", "message_index", "role", "content_kind", "text", "chars", "part_types",
         "other_parts", "n_tool_calls", "tool_call_id", "name", "n_thinking", "source", "span_id",
-        "source_file", "source_line"]
+        "direction", "source_file", "source_line"]
     assert TOOL_CALLS.names == [
         "run_id", "day", "message_index", "call_index", "call_id", "tool_name", "arguments",
         "arguments_raw", "arguments_valid", "arguments_chars", "call_shape", "result_message_index",
         "result_chars", "source", "span_id", "source_file", "source_line"]
     assert THINKING.names == ["run_id", "day", "message_index", "block_index", "text", "chars",
-                              "source_file", "source_line"]
+                              "span_id", "source_file", "source_line"]
     assert METADATA_KV.names == ["run_id", "day", "key", "value", "source_file", "source_line"]
     assert FLAGS.names == ["entity", "run_id", "day", "span_id", "message_index", "call_index",
                            "code", "severity", "category", "detail", "source_file",

@@ -29,6 +29,8 @@ _INT_KEYS = ("total_input_tokens", "total_output_tokens")
 _COMMON_KEYS = frozenset({"model", "system_prompt_id", "total_input_tokens",
                           "total_output_tokens", "agent_runtime_ms"})
 _MISSING: Any = object()
+NOT_A_RUN = ("a JSON object with none of the keys of a run envelope (run_id, agent, response, "
+             "...) or of a response body (final_response, messages, message)")
 
 
 def derived_run_id(raw: bytes) -> str:
@@ -90,8 +92,8 @@ class ResponseNormalizer:
                             s.severity, s.category, detail, self.source_file, line))
 
     # -- one record -------------------------------------------------------------------------
-    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> bool:
-        """Normalize one record; False when the object is not a run (caller quarantines it)."""
+    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
+        """Normalize one record; None when accepted, else why it is not a run record."""
         keys = obj.keys()
         if "response" in obj:
             resp: Any = obj["response"]
@@ -103,7 +105,7 @@ class ResponseNormalizer:
             resp = None
             shape = "envelope"
         else:
-            return False
+            return NOT_A_RUN
         env = obj
         pending: Pending = []
         bad: list[str] = []
@@ -202,7 +204,8 @@ class ResponseNormalizer:
         model, system_prompt_id, in_tok, out_tok, runtime = self._metadata(
             resp.get("metadata"), rid, day, line, pending)
         if model is None:
-            model = _first_str(env, ("model",), bad) or "unknown"
+            # Still None: the views take the run's LLM calls' model, else 'unknown'.
+            model = _first_str(env, ("model",), bad)
         if bad:
             pending.append(("envelope_malformed", "; ".join(bad), None, None))
 
@@ -217,7 +220,7 @@ class ResponseNormalizer:
             system_prompt_id,
             "metadata" if in_tok is not None or out_tok is not None else "none",
             shape, self.source_file, line))
-        return True
+        return None
 
     @staticmethod
     def _outcome(env: dict[str, Any], bad: list[str]

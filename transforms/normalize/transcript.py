@@ -45,10 +45,14 @@ class TranscriptNormalizer:
         self._calls = buffers.rows_of["tool_calls"]
         self._thinking = buffers.rows_of["thinking"]
 
-    def messages(self, msgs: Any, rid: str, day: date, line: int,
-                 pending: Pending) -> tuple[int, int, int, bool, bool]:
+    def messages(self, msgs: Any, rid: str | None, day: date, line: int, pending: Pending, *,
+                 roles: frozenset[str] = ROLES, direction: str | None = None,
+                 first_index: int = 0, link_results: bool = True
+                 ) -> tuple[int, int, int, bool, bool]:
         """Append message, tool call and thinking rows; (n_messages, n_calls, n_thinking,
-        has_assistant_text, rich)."""
+        has_assistant_text, rich). Messages are numbered from `first_index`; with
+        `link_results` False (an LLM call's prompt or reply, not a whole run) unanswered calls
+        and orphan results are not findings."""
         if msgs is None or (isinstance(msgs, list) and not msgs):
             pending.append(("messages_missing",
                             "messages is absent" if msgs is None else "messages is []",
@@ -67,18 +71,19 @@ class TranscriptNormalizer:
         run_calls: list[list[Any]] = []
         has_text = False
         n_msg = n_calls = n_thinking = 0
-        for i, m in enumerate(msgs):
+        for i, m in enumerate(msgs, first_index):
             if not isinstance(m, dict):
                 dropped.append(f"entry {i} is {describe(m)}")
                 continue
             role = m.get("role")
-            if role not in ROLES:
+            if role not in roles:
                 dropped.append(f"entry {i} has role {str(role)[:30]!r}" if role is not None
                                else f"entry {i} has no role")
                 continue
             content = m.get("content")
             other = None
             ptypes = None
+            thoughts: list[str] = []
             if content is None:
                 kind, text = "null", None
             elif isinstance(content, str):
@@ -95,6 +100,8 @@ class TranscriptNormalizer:
                         pt_text = p.get("text")
                         if pt in TEXT_PART_TYPES and isinstance(pt_text, str):
                             texts.append(pt_text)
+                        elif pt == "thinking" and isinstance(p.get("thinking"), str):
+                            thoughts.append(p["thinking"])
                         else:
                             others.append(p)
                     elif isinstance(p, str):
@@ -113,17 +120,18 @@ class TranscriptNormalizer:
             if role == "assistant" and text and not text.isspace():
                 has_text = True
 
-            n_th = 0
             th = m.get("thinking")
             if isinstance(th, list):
-                for bi, block in enumerate(th):
+                blocks = []
+                for block in th:
                     bt = block.get("text") if isinstance(block, dict) else None
-                    if not isinstance(bt, str):
-                        bt = orjson.dumps(block).decode()
-                    add_thinking((rid, day, i, bi, bt, len(bt), src, line))
-                    n_th += 1
+                    blocks.append(bt if isinstance(bt, str) else orjson.dumps(block).decode())
+                thoughts[:0] = blocks
             elif th is not None:
                 broken.append(f"entry {i} thinking is {describe(th)}")
+            for bi, bt in enumerate(thoughts):
+                add_thinking((rid, day, i, bi, bt, len(bt), span_id, src, line))
+            n_th = len(thoughts)
             n_thinking += n_th
 
             n_tc = 0
@@ -150,10 +158,12 @@ class TranscriptNormalizer:
                 # its id that is still unanswered.
                 waiting = calls_by_id.get(tcid) if tcid is not None else None
                 if waiting is None:
-                    pending.append(("tool_result_orphan",
-                                    f"tool message {i} answers tool_call_id {tcid[:60]!r}, "
-                                    "which no earlier call has" if tcid is not None else
-                                    f"tool message {i} has no tool_call_id", i, None))
+                    if link_results:
+                        pending.append((
+                            "tool_result_orphan",
+                            f"tool message {i} answers tool_call_id {tcid[:60]!r}, which no "
+                            "earlier call has" if tcid is not None else
+                            f"tool message {i} has no tool_call_id", i, None))
                 else:
                     for call in waiting:
                         if call[_RESULT_INDEX] is None:
@@ -162,12 +172,12 @@ class TranscriptNormalizer:
                             break
             name = m.get("name")
             add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
-                         name if isinstance(name, str) else None, n_th, source, span_id, src,
-                         line))
+                         name if isinstance(name, str) else None, n_th, source, span_id,
+                         direction, src, line))
             n_msg += 1
 
         for row in run_calls:
-            if row[_RESULT_INDEX] is None:
+            if row[_RESULT_INDEX] is None and link_results:
                 cid, mi, tool = row[_CALL_ID], row[_MESSAGE_INDEX], row[_TOOL_NAME][:60]
                 pending.append(("tool_call_unanswered",
                                 f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
@@ -183,7 +193,7 @@ class TranscriptNormalizer:
                             f"{len(broken)} malformed fields: {shown}", None, None))
         return n_msg, n_calls, n_thinking, has_text, not problems
 
-    def _tool_call(self, tc: Any, rid: str, day: date, line: int, mi: int, ci: int,
+    def _tool_call(self, tc: Any, rid: str | None, day: date, line: int, mi: int, ci: int,
                    pending: Pending) -> list[Any] | None:
         """One tool call row (to be completed with its result), or None when flagged."""
         name: Any = None

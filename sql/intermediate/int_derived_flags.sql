@@ -1,0 +1,94 @@
+-- Purpose: findings that need several records: a span whose parent is not in its trace, and a
+-- run whose metadata totals disagree with its spans. Tolerances: tokens differ by more than
+-- 2% of the larger count and more than 10 tokens; runtime by more than 10% and more than 500 ms.
+-- Grain: one row per finding, in the columns of the flags table.
+create or replace view intermediate.int_derived_flags as
+with codes as (
+    select code, severity, category from flag_codes
+),
+
+orphans as (
+    select
+        'span' as entity,
+        span_runs.run_id,
+        spans.day,
+        spans.span_id,
+        'span_parent_missing' as code,
+        printf('span %s names parent %s, which is not a span of trace %s',
+               spans.span_id, spans.parent_id, spans.trace_id) as detail,
+        spans.source_file,
+        spans.source_line
+    from staging.stg_spans as spans
+    left join intermediate.int_span_runs as span_runs on spans.span_id = span_runs.span_id
+    where spans.parent_id is not null
+      and not exists (
+          select 1 from staging.stg_spans as parent
+          where parent.trace_id = spans.trace_id and parent.span_id = spans.parent_id
+      )
+),
+
+runs as (
+    select run_id, day, input_tokens, output_tokens, agent_runtime_ms, source_file, source_line
+    from staging.stg_runs
+),
+
+token_gaps as (
+    select
+        'run' as entity,
+        runs.run_id,
+        runs.day,
+        null as span_id,
+        'tokens_mismatch' as code,
+        printf('metadata says %s input / %s output tokens; its %d LLM calls sum to %s / %s',
+               coalesce(runs.input_tokens::varchar, '-'),
+               coalesce(runs.output_tokens::varchar, '-'), totals.n_llm_calls,
+               coalesce(totals.input_tokens::varchar, '-'),
+               coalesce(totals.output_tokens::varchar, '-')) as detail,
+        runs.source_file,
+        runs.source_line
+    from runs
+    inner join intermediate.int_run_llm_totals as totals on runs.run_id = totals.run_id
+    where (abs(runs.input_tokens - totals.input_tokens)
+           > greatest(10, 0.02 * greatest(runs.input_tokens, totals.input_tokens)))
+       or (abs(runs.output_tokens - totals.output_tokens)
+           > greatest(10, 0.02 * greatest(runs.output_tokens, totals.output_tokens)))
+),
+
+runtime_gaps as (
+    select
+        'run' as entity,
+        runs.run_id,
+        runs.day,
+        roots.span_id,
+        'runtime_mismatch' as code,
+        printf('agent_runtime_ms is %.0f; the root span %s lasted %.0f ms',
+               runs.agent_runtime_ms, roots.span_id, roots.duration_ms) as detail,
+        runs.source_file,
+        runs.source_line
+    from runs
+    inner join intermediate.int_run_root_spans as roots on runs.run_id = roots.run_id
+    where abs(runs.agent_runtime_ms - roots.duration_ms)
+          > greatest(500, 0.10 * greatest(runs.agent_runtime_ms, roots.duration_ms))
+),
+
+findings as (
+    select * from orphans
+    union all select * from token_gaps
+    union all select * from runtime_gaps
+)
+
+select
+    findings.entity,
+    findings.run_id,
+    findings.day,
+    findings.span_id,
+    null::bigint as message_index,
+    null::bigint as call_index,
+    findings.code,
+    codes.severity,
+    codes.category,
+    findings.detail,
+    findings.source_file,
+    findings.source_line
+from findings
+inner join codes on findings.code = codes.code

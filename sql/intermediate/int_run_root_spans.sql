@@ -1,0 +1,29 @@
+-- Purpose: each run's root span (no parent, or a parent outside the trace) and its duration.
+-- Grain: one row per run with at least one linked span; the longest root when there are several.
+create or replace view intermediate.int_run_root_spans as
+with spans as (
+    select
+        span_runs.run_id,
+        spans.trace_id,
+        spans.span_id,
+        spans.parent_id,
+        spans.duration_ms
+    from staging.stg_spans as spans
+    inner join intermediate.int_span_runs as span_runs
+        on spans.span_id = span_runs.span_id
+    where span_runs.run_id is not null
+),
+
+roots as (
+    select *
+    from spans
+    where parent_id is null
+       or not exists (
+           select 1 from staging.stg_spans as parent
+           where parent.trace_id = spans.trace_id and parent.span_id = spans.parent_id
+       )
+)
+
+select run_id, arg_max(span_id, duration_ms) as span_id, max(duration_ms) as duration_ms
+from roots
+group by run_id

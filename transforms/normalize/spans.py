@@ -1,0 +1,281 @@
+"""Span JSONL records (seeds/spans-bulk-openapi.md) -> rows of spans and llm_calls, plus the
+LLM calls' prompt and reply in messages, tool_calls and thinking (source = span).
+
+A line is one Span or one CreateSpansBulk body (`{"spans": [...]}`). Times are Unix
+nanoseconds; a log_request's request times default to its span's. Flags that one span shows on
+its own are raised here; those that need other spans or the run (a missing parent, token and
+runtime reconciliation) are derived in the warehouse views.
+"""
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from transforms.flags import CATALOG
+from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.transcript import ROLES, Pending, TranscriptNormalizer
+from transforms.readers import describe
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+ERROR_MESSAGE_LIMIT = 1024
+LLM_STATUSES = frozenset({"SUCCESS", "WARNING", "ERROR"})
+ALLOWED_STATUSES: dict[str, frozenset[str]] = {
+    "PROVIDER_RATE_LIMIT": frozenset({"WARNING", "ERROR"}),
+    "PROVIDER_QUOTA_LIMIT": frozenset({"WARNING", "ERROR"}),
+    "PROVIDER_PARTIAL_RESPONSE": frozenset({"WARNING"}),
+    "VARIABLE_MISSING_OR_EMPTY": frozenset({"WARNING"}),
+    "PROVIDER_TIMEOUT": frozenset({"ERROR"}),
+    "PROVIDER_AUTH_ERROR": frozenset({"ERROR"}),
+    "PROVIDER_ERROR": frozenset({"ERROR"}),
+    "TEMPLATE_RENDER_ERROR": frozenset({"ERROR"}),
+    "UNKNOWN_ERROR": frozenset({"WARNING", "ERROR"}),
+}
+"""The seed's table of which request statuses each error_type allows."""
+SPAN_ROLES = ROLES | {"developer", "function", "placeholder", "completion"}
+RUN_ID_KEYS = ("run_id", "pipelines.run_id")
+AGENT_KEYS = ("agent.name", "gen_ai.agent.name")
+CACHED_KEYS = ("gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cached_input_tokens",
+               "llm.token_count.prompt_details.cache_read")
+REASONING_KEYS = ("gen_ai.usage.reasoning_tokens",
+                  "llm.token_count.completion_details.reasoning")
+NOT_A_SPAN = ("a JSON object that is neither a Span (with a context) nor a CreateSpansBulk body "
+              "(with a spans list)")
+
+
+def _str(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def _count(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _strip(v: Any, prefix: str) -> str | None:
+    return v.removeprefix(prefix) if isinstance(v, str) else None
+
+
+class SpanNormalizer:
+    """Appends the rows of span records of one source file to column buffers."""
+
+    def __init__(self, source_file: str, fallback_day: date, buffers: ColumnBuffers) -> None:
+        self.source_file = source_file
+        self.fallback_day = fallback_day
+        self.days: set[date] = set()
+        self._spans = buffers.rows_of["spans"]
+        self._calls = buffers.rows_of["llm_calls"]
+        self._flags = buffers.rows_of["flags"]
+        self.transcript = TranscriptNormalizer(source_file, buffers, source="span")
+
+    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
+        """Normalize one line; None when accepted, else why it is not a span record."""
+        spans = obj.get("spans")
+        if isinstance(spans, list):
+            if not spans:
+                return "a CreateSpansBulk body whose spans list is empty"
+        elif "context" in obj:
+            spans = [obj]
+        else:
+            return NOT_A_SPAN
+        for index, span in enumerate(spans):
+            self._span(span, index, line)
+        return None
+
+    def _flag(self, code: str, entity_run: str | None, day: date, line: int, detail: str,
+              span_id: str | None, message_index: int | None = None) -> None:
+        s = CATALOG[code]
+        self._flags.append((s.entity, entity_run, day, span_id, message_index, None, code,
+                            s.severity, s.category, detail, self.source_file, line))
+
+    def _span(self, span: Any, index: int, line: int) -> None:
+        day = self.fallback_day
+        if not isinstance(span, dict):
+            self._flag("span_malformed", None, day, line,
+                       f"span {index} of the line is {describe(span)}; dropped", None)
+            return
+        ctx = span.get("context")
+        ctx = ctx if isinstance(ctx, dict) else {}
+        trace_id, span_id = _str(ctx, ("trace_id",)), _str(ctx, ("span_id",))
+        if trace_id is None or span_id is None:
+            self._flag("span_malformed", None, day, line,
+                       f"span {index} of the line has no context.trace_id or context.span_id; "
+                       "dropped", None)
+            return
+        bad: list[str] = []
+        start_ns, end_ns = span.get("start_time"), span.get("end_time")
+        start = _ns_time(start_ns, "start_time", bad)
+        end = _ns_time(end_ns, "end_time", bad)
+        if start is not None:
+            day = start.date()
+        self.days.add(day)
+        attrs = span.get("attributes")
+        if not isinstance(attrs, dict):
+            if attrs is not None:
+                bad.append(f"attributes is {describe(attrs)}")
+            attrs = {}
+        resource = span.get("resource")
+        res_attrs = resource.get("attributes") if isinstance(resource, dict) else None
+        res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
+        service = _str(res_attrs, ("service.name",))
+        agent = _str(attrs, AGENT_KEYS) or service
+        run_id = _str(attrs, RUN_ID_KEYS)
+        raw_status = span.get("status")
+        status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
+        duration = None
+        if start is not None and end is not None:
+            assert isinstance(start_ns, int) and isinstance(end_ns, int)
+            duration = (end_ns - start_ns) / 1e6
+            if end_ns < start_ns:
+                self._flag("span_end_before_start", run_id, day, line,
+                           f"span {span_id} ends {-duration:.3f} ms before it starts", span_id)
+        events = span.get("events")
+        lr = span.get("log_request")
+        if lr is not None and not isinstance(lr, dict):
+            bad.append(f"log_request is {describe(lr)}")
+            lr = None
+        if bad:
+            self._flag("span_malformed", run_id, day, line,
+                       f"span {span_id}: " + "; ".join(bad), span_id)
+        self._spans.append((
+            trace_id, span_id, _str(span, ("parent_id",)), run_id, day, agent,
+            span.get("name") if isinstance(span.get("name"), str) else None,
+            _strip(span.get("kind"), "SpanKind."), start, end, duration,
+            _strip(status.get("status_code"), "StatusCode."),
+            status.get("description") if isinstance(status.get("description"), str) else None,
+            service, orjson.dumps(attrs).decode(), orjson.dumps(res_attrs).decode(),
+            len(events) if isinstance(events, list) else 0, lr is not None, index,
+            self.source_file, line))
+        if lr is not None:
+            self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
+
+    def _llm_call(self, lr: dict[str, Any], span_id: str, trace_id: str, run_id: str | None,
+                  day: date, agent: str | None, start: datetime | None, end: datetime | None,
+                  attrs: dict[str, Any], line: int) -> None:
+        bad: list[str] = []
+        flags: Pending = []
+        in_tok, out_tok = _count(lr.get("input_tokens")), _count(lr.get("output_tokens"))
+        for key, value in (("input_tokens", in_tok), ("output_tokens", out_tok)):
+            if value is None and lr.get(key) is not None:
+                bad.append(f"log_request.{key} is {orjson.dumps(lr[key]).decode()[:30]}")
+        status = lr.get("status", "SUCCESS")
+        if status not in LLM_STATUSES:
+            bad.append(f"log_request.status {str(status)[:30]!r} is not SUCCESS, WARNING or "
+                       "ERROR")
+            status = None
+        error_type = lr.get("error_type") if isinstance(lr.get("error_type"), str) else None
+        error_message = lr.get("error_message")
+        error_message = error_message if isinstance(error_message, str) else None
+        req_start = _iso_time(lr.get("request_start_time"), "request_start_time", bad) or start
+        req_end = _iso_time(lr.get("request_end_time"), "request_end_time", bad) or end
+        latency = ((req_end - req_start) / timedelta(milliseconds=1)
+                   if req_start is not None and req_end is not None else None)
+        raw_params = lr.get("parameters")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        max_tokens = _count(params.get("max_tokens")) or _count(params.get("max_output_tokens"))
+        price = lr.get("price")
+        price = float(price) if isinstance(price, int | float) and not isinstance(
+            price, bool) else None
+
+        if error_type == "PROVIDER_PARTIAL_RESPONSE":
+            flags.append(("llm_partial_response",
+                          f"status {status}, error_type PROVIDER_PARTIAL_RESPONSE", None, None))
+        if max_tokens and out_tok is not None and out_tok >= max_tokens:
+            flags.append(("llm_output_truncated",
+                          f"output_tokens {out_tok} reached max_tokens {max_tokens}", None, None))
+        if error_message is not None and len(error_message) >= ERROR_MESSAGE_LIMIT:
+            flags.append(("llm_error_message_truncated",
+                          f"error_message has {len(error_message)} characters, the "
+                          f"{ERROR_MESSAGE_LIMIT} limit", None, None))
+        if error_type is not None:
+            allowed = ALLOWED_STATUSES.get(error_type)
+            if allowed is None:
+                flags.append(("llm_status_error_type_mismatch",
+                              f"error_type {error_type[:40]!r} is not a known error type",
+                              None, None))
+            elif status not in allowed:
+                flags.append(("llm_status_error_type_mismatch",
+                              f"error_type {error_type} allows status "
+                              f"{' or '.join(sorted(allowed))}, not {status}", None, None))
+
+        n_in = self._prompt(lr.get("input"), "input", 0, span_id, run_id, day, line, flags, bad)
+        n_out = self._prompt(lr.get("output"), "output", n_in, span_id, run_id, day, line,
+                             flags, bad)
+        if bad:
+            flags.append(("span_malformed", "; ".join(bad), None, None))
+        for code, detail, mi, _ in flags:
+            self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi)
+        self._calls.append((
+            span_id, trace_id, run_id, day, agent,
+            lr.get("provider") if isinstance(lr.get("provider"), str) else None,
+            lr.get("model") if isinstance(lr.get("model"), str) else None,
+            in_tok, out_tok, _count(_first(attrs, CACHED_KEYS)),
+            _count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
+            len(error_message) if error_message is not None else None, req_start, req_end,
+            latency, max_tokens,
+            lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
+            _count(lr.get("prompt_version_number")), n_in, n_out, self.source_file, line))
+
+    def _prompt(self, prompt: Any, direction: str, first: int, span_id: str,
+                run_id: str | None, day: date, line: int, flags: Pending, bad: list[str]) -> int:
+        """Append a chat or completion prompt's messages; returns how many."""
+        if prompt is None:
+            return 0
+        if not isinstance(prompt, dict):
+            bad.append(f"log_request.{direction} is {describe(prompt)}")
+            return 0
+        if prompt.get("type") == "completion" or "content" in prompt and "messages" not in prompt:
+            msgs: Any = [{"role": "completion", "content": prompt.get("content")}]
+        else:
+            msgs = prompt.get("messages")
+        if not isinstance(msgs, list):
+            bad.append(f"log_request.{direction}.messages is {describe(msgs)}")
+            return 0
+        for i, m in enumerate(msgs, first):
+            if isinstance(m, dict) and isinstance(m.get("content"), str):
+                flags.append(("chat_content_not_blocks",
+                              f"{direction} message {i} ({m.get('role')}) has a plain string "
+                              "content", i, None))
+        found: Pending = []
+        self.transcript.span_id = span_id
+        n, *_ = self.transcript.messages(msgs, run_id, day, line, found, roles=SPAN_ROLES,
+                                         direction=direction, first_index=first,
+                                         link_results=False)
+        bad += [f"{direction}: {detail}" for code, detail, _, _ in found
+                if code not in ("messages_missing",)]
+        return n
+
+
+def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in d:
+            return d[k]
+    return None
+
+
+def _ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return EPOCH + timedelta(microseconds=v // 1000)
+    if v is not None:
+        bad.append(f"{key} is {describe(v)}, not Unix nanoseconds")
+    else:
+        bad.append(f"{key} is missing")
+    return None
+
+
+def _iso_time(v: Any, key: str, bad: list[str]) -> datetime | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        try:
+            ts = datetime.fromisoformat(v)
+            return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+        except ValueError:
+            pass
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return EPOCH + timedelta(seconds=v)
+    bad.append(f"log_request.{key} {str(v)[:40]!r} is not a date-time")
+    return None
