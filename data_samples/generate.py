@@ -3,8 +3,10 @@
     python data_samples/generate.py        # rewrites data_samples/YYYY-MM-DD/*.jsonl[.gz]
 
 Deterministic: the same files every time. Four agents (one under the rich+strict response
-contract), three models, both tool-call shapes, thinking blocks, content parts, a planted pass
-rate drop for travel-agent on the last day, and a handful of bad lines (a cut line, a non-object,
+contract), three models, both tool-call shapes, thinking blocks, content parts, the runs' spans
+(LLM calls with tokens and prices, some partial or cut at max_tokens, a few runs whose own totals
+disagree with their spans), a planted pass rate drop for travel-agent on the last day, and a
+handful of bad lines (a cut line, a non-object,
 invalid UTF-8, NaN, a repeated run_id, a bare body without run_id), a BOM + CRLF file and a
 gzip file.
 """
@@ -17,7 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from transforms.synth import dumps, runs  # noqa: E402
+import random  # noqa: E402
+
+from transforms.synth import dumps, make_spans, runs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DAYS = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
@@ -26,9 +30,16 @@ PER_AGENT_PER_DAY = 12
 
 def main() -> None:
     files: dict[Path, list[bytes]] = {}
+    rng = random.Random(8)
     for day, agent, line in runs(seed=7, days=DAYS, per_agent_per_day=PER_AGENT_PER_DAY):
         path = HERE / day.isoformat() / f"{agent}.responses.jsonl"
         files.setdefault(path, []).append(dumps(line).encode())
+        # Spans of the same runs, as the agents' tracing SDK writes them: one bulk line per
+        # run, or one line per span.
+        spans = make_spans(rng, line)
+        span_path = HERE / day.isoformat() / f"{agent}.spans.jsonl"
+        span_lines = [{"spans": spans}] if rng.random() < 0.5 else spans
+        files.setdefault(span_path, []).extend(dumps(s).encode() for s in span_lines)
     last = HERE / DAYS[-1].isoformat() / "support-bot.responses.jsonl"
     good = files[last]
     files[last] = good[:3] + [

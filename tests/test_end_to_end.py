@@ -20,7 +20,7 @@ SAMPLES = REPO / "data_samples"
 
 def _raw_lines() -> dict[str, list[bytes]]:
     out = {}
-    for p in sorted(SAMPLES.rglob("*.responses.jsonl*")):
+    for p in sorted(SAMPLES.rglob("*.jsonl*")):
         data = p.read_bytes()
         if p.suffix == ".gz":
             data = gzip.decompress(data)
@@ -55,7 +55,12 @@ def sample_summary(home: Path) -> dict[str, object]:
         "quarantine_by_code": dict(q("SELECT error_code, count(*) FROM quarantine "
                                      "GROUP BY 1 ORDER BY 1")),
         "rows": {t: q(f"SELECT count(*) FROM {t}")[0][0] for t in (
-            "runs", "messages", "tool_calls", "thinking", "metadata_kv")},
+            "runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans", "llm_calls")},
+        "response_rows": {t: q(f"SELECT count(*) FROM {t} WHERE source = 'response'")[0][0]
+                          for t in ("messages", "tool_calls")},
+        "llm_tokens": list(q("SELECT sum(input_tokens), sum(output_tokens) FROM llm_calls")[0]),
+        "runs_by_tokens_source": dict(q("SELECT tokens_source, count(*) FROM runs "
+                                        "GROUP BY 1 ORDER BY 1")),
         "days": [str(d) for (d,) in q("SELECT DISTINCT day FROM runs ORDER BY 1")],
     }
     con.close()
@@ -80,7 +85,13 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     blank = sum(1 for v in raw.values() for ln in v if not ln.strip())
     ids: set[str] = set()
     records: dict[str, dict] = {}
+    spans: list[dict] = []
     for name, v in raw.items():
+        if ".spans." in name:
+            for ln in v:
+                obj = _strict(ln)
+                spans += obj["spans"] if "spans" in obj else [obj]
+            continue
         for ln in v:
             if not ln.strip():
                 continue
@@ -98,8 +109,12 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     msgs = sum(len(r.get("response", r).get("messages") or []) for r in records.values())
     calls = sum(len(m.get("tool_calls") or []) for r in records.values()
                 for m in (r.get("response", r).get("messages") or []))
-    assert summary["rows"]["messages"] == msgs
-    assert summary["rows"]["tool_calls"] == calls
+    assert summary["response_rows"] == {"messages": msgs, "tool_calls": calls}
+    requests = [s["log_request"] for s in spans if s.get("log_request")]
+    assert summary["rows"]["spans"] == len(spans)
+    assert summary["rows"]["llm_calls"] == len(requests)
+    assert summary["llm_tokens"] == [sum(r["input_tokens"] for r in requests),
+                                     sum(r["output_tokens"] for r in requests)]
     assert summary["lines"][0] == sum(summary["lines"][1:])
 
 
@@ -145,4 +160,4 @@ def test_accounting_check_view(tmp_path: Path) -> None:
     rows = con.execute("SELECT lines - lines_accounted FROM checks.lines_accounted_for"
                        ).fetchall()
     con.close()
-    assert rows == [(1,)] * 4
+    assert rows == [(1,)] * len(list((SAMPLES / "2026-11-20").glob("*.jsonl*")))

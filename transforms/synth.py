@@ -198,3 +198,99 @@ def runs(seed: int, days: list[date], per_agent_per_day: int,
 
 def dumps(line: dict[str, Any]) -> str:
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
+def _blocks(msg: dict[str, Any]) -> dict[str, Any]:
+    """A transcript message as a log_request chat message: content as typed blocks."""
+    content = msg.get("content")
+    blocks: list[dict[str, Any]] = []
+    for t in msg.get("thinking") or []:
+        blocks.append({"type": "thinking", "thinking": t.get("text", "")})
+    if isinstance(content, str):
+        blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        blocks += content
+    out: dict[str, Any] = {"role": msg["role"], "content": blocks}
+    if msg.get("tool_calls"):
+        calls = []
+        for c in msg["tool_calls"]:
+            fn = c.get("function") or c
+            args = fn.get("arguments")
+            calls.append({"id": c.get("id"), "type": "function", "function": {
+                "name": fn.get("name"),
+                "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        out["tool_calls"] = calls
+    if msg.get("tool_call_id"):
+        out["tool_call_id"] = msg["tool_call_id"]
+    return out
+
+
+def make_spans(rng: random.Random, line: dict[str, Any]) -> list[dict[str, Any]]:
+    """The spans a tracing SDK would write for one run: a root span for the agent and one span
+    per LLM call with its log_request, tokens adding up to the run's metadata (with rare,
+    realistic disagreements, partial responses, max-token cut-offs and provider errors)."""
+    resp = line["response"]
+    meta = resp.get("metadata") or {}
+    msgs = resp["messages"]
+    model = meta.get("model") or line.get("model") or "unknown"
+    started = datetime.fromisoformat(line["started_at"].replace("Z", "+00:00"))
+    start_ns = int(started.timestamp() * 1e9)
+    runtime_ms = meta.get("agent_runtime_ms") or rng.randint(2000, 9000)
+    if rng.random() < 0.02:  # a wrapper that timed only part of the run
+        runtime_ms = int(runtime_ms * 0.5)
+    trace_id = line["trace_id"]
+    root_id = f"{rng.getrandbits(64):016x}"
+    by_attr = rng.random() < 0.5
+    attrs = {"run_id": line["run_id"]} if by_attr else {}
+    resource = {"attributes": {"service.name": line["agent"]}, "schema_url": ""}
+    root = {"name": "agent.run", "context": {"trace_id": trace_id, "span_id": root_id,
+                                             "trace_state": ""},
+            "kind": "SpanKind.SERVER", "parent_id": None, "start_time": start_ns,
+            "end_time": start_ns + int(runtime_ms * 1e6),
+            "status": {"status_code": "StatusCode.OK", "description": None},
+            "attributes": {**attrs, "gen_ai.agent.name": line["agent"]}, "events": [],
+            "links": [], "resource": resource}
+    turns = [i for i, m in enumerate(msgs) if m["role"] == "assistant"]
+    total_in = meta.get("total_input_tokens")
+    total_out = meta.get("total_output_tokens")
+    total_in = total_in if isinstance(total_in, int) else rng.randint(2000, 9000)
+    total_out = total_out if isinstance(total_out, int) else rng.randint(100, 900)
+    if rng.random() < 0.02:  # a provider that reports fewer tokens than the agent counted
+        total_in = int(total_in * 0.8)
+    spans = [root]
+    n = max(len(turns), 1)
+    step_ns = int(runtime_ms * 1e6) // (n + 1)
+    for k, i in enumerate(turns or [len(msgs) - 1]):
+        in_tok = total_in // n + (total_in % n if k == n - 1 else 0)
+        out_tok = total_out // n + (total_out % n if k == n - 1 else 0)
+        lr: dict[str, Any] = {
+            "provider": "anthropic" if "claude" in model else (
+                "google" if "gemini" in model else "openai"),
+            "model": model,
+            "input": {"type": "chat", "messages": [_blocks(m) for m in msgs[:i]]},
+            "output": {"type": "chat", "messages": [_blocks(msgs[i])] if msgs else []},
+            "input_tokens": in_tok, "output_tokens": out_tok,
+            "price": round(in_tok * 3e-6 + out_tok * 1.5e-5, 6),
+            "parameters": {"max_tokens": 4096, "temperature": 0.2},
+            "prompt_name": f"{line['agent']}-system", "prompt_version_number": 3,
+        }
+        r = rng.random()
+        if r < 0.01:
+            lr.update(status="WARNING", error_type="PROVIDER_PARTIAL_RESPONSE")
+        elif r < 0.02:
+            lr["parameters"]["max_tokens"] = out_tok
+        elif r < 0.025:
+            lr.update(status="ERROR", error_type="PROVIDER_TIMEOUT",
+                      error_message=("upstream request timed out after 60 s; " * 40)[:1024])
+        call_start = start_ns + step_ns * k + 1_000_000
+        spans.append({
+            "name": "llm.chat", "context": {"trace_id": trace_id,
+                                            "span_id": f"{rng.getrandbits(64):016x}",
+                                            "trace_state": ""},
+            "kind": "SpanKind.CLIENT", "parent_id": root_id, "start_time": call_start,
+            "end_time": call_start + step_ns - 2_000_000,
+            "status": {"status_code": "StatusCode.ERROR" if lr.get("status") == "ERROR"
+                       else "StatusCode.OK", "description": None},
+            "attributes": {**attrs, "gen_ai.request.model": model}, "events": [], "links": [],
+            "resource": resource, "log_request": lr})
+    return spans

@@ -85,10 +85,11 @@ class SpanNormalizer:
             self._span(span, index, line)
         return None
 
-    def _flag(self, code: str, entity_run: str | None, day: date, line: int, detail: str,
-              span_id: str | None, message_index: int | None = None) -> None:
+    def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
+              span_id: str | None, message_index: int | None = None,
+              call_index: int | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, entity_run, day, span_id, message_index, None, code,
+        self._flags.append((s.entity, run_id, day, span_id, message_index, call_index, code,
                             s.severity, s.category, detail, self.source_file, line))
 
     def _span(self, span: Any, index: int, line: int) -> None:
@@ -206,8 +207,8 @@ class SpanNormalizer:
                              flags, bad)
         if bad:
             flags.append(("span_malformed", "; ".join(bad), None, None))
-        for code, detail, mi, _ in flags:
-            self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi)
+        for code, detail, mi, ci in flags:
+            self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi, ci)
         self._calls.append((
             span_id, trace_id, run_id, day, agent,
             lr.get("provider") if isinstance(lr.get("provider"), str) else None,
@@ -244,8 +245,11 @@ class SpanNormalizer:
         n, *_ = self.transcript.messages(msgs, run_id, day, line, found, roles=SPAN_ROLES,
                                          direction=direction, first_index=first,
                                          link_results=False)
-        bad += [f"{direction}: {detail}" for code, detail, _, _ in found
-                if code not in ("messages_missing",)]
+        for code, detail, mi, ci in found:
+            if code == "messages_malformed":
+                bad.append(f"{direction}: {detail}")
+            elif code != "messages_missing":  # findings about single calls keep their codes
+                flags.append((code, f"{direction}: {detail}", mi, ci))
         return n
 
 
