@@ -90,7 +90,7 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
         if ".spans." in name:
             for ln in v:
                 obj = _strict(ln)
-                spans += obj["spans"] if "spans" in obj else [obj]
+                spans += obj.get("spans", [obj])
             continue
         for ln in v:
             if not ln.strip():
