@@ -243,8 +243,9 @@ def make_spans(rng: random.Random, line: dict[str, Any]) -> list[dict[str, Any]]
     by_attr = rng.random() < 0.5
     attrs = {"run_id": line["run_id"]} if by_attr else {}
     resource = {"attributes": {"service.name": line["agent"]}, "schema_url": ""}
-    root = {"name": "agent.run", "context": {"trace_id": trace_id, "span_id": root_id,
-                                             "trace_state": ""},
+    root: dict[str, Any] = {
+            "name": "agent.run",
+            "context": {"trace_id": trace_id, "span_id": root_id, "trace_state": ""},
             "kind": "SpanKind.SERVER", "parent_id": None, "start_time": start_ns,
             "end_time": start_ns + int(runtime_ms * 1e6),
             "status": {"status_code": "StatusCode.OK", "description": None},
