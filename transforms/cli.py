@@ -201,7 +201,8 @@ def views_cmd(home: HomeOpt = None) -> None:
 
 @app.command("schema")
 def schema_cmd(
-    fmt: Annotated[str | None, typer.Argument(help="One of: response, turn, envelope")] = None,
+    fmt: Annotated[str | None, typer.Argument(
+        help="One of: response, turn, envelope, span, spans-bulk")] = None,
 ) -> None:
     """Print the JSON Schema of an input contract (all of them without an argument)."""
     from transforms.contracts import SCHEMAS
@@ -215,11 +216,12 @@ def schema_cmd(
 
 @app.command("validate")
 def validate_cmd(
-    path: Annotated[Path, typer.Argument(help="A response JSONL file.")],
+    path: Annotated[Path, typer.Argument(help="A response or span JSONL file.")],
     max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
 ) -> None:
-    """Explain, field by field, which lines of a response file break the contracts."""
+    """Explain, field by field, which lines of a response or span file break the contracts."""
     from transforms.contracts.response import explain
+    from transforms.contracts.spans import explain_span_line
     from transforms.readers import BlockReader, split_block
 
     files = discover([path])
@@ -233,7 +235,12 @@ def validate_cmd(
                     continue
                 obj, code, message = parse_line(line)
                 problems: list[str] = []
-                problems = [f"{code}: {message}"] if obj is None else explain(obj)[:5]
+                if obj is None:
+                    problems = [f"{code}: {message}"]
+                elif f.kind == "spans":
+                    problems = explain_span_line(obj)[:5]
+                else:
+                    problems = explain(obj)[:5]
                 if problems:
                     bad += 1
                     out.print(f"{f.source_file}:{line_no}", style="bold", highlight=False)

@@ -89,3 +89,22 @@ def test_schema_and_validate(write_lines: Callable[..., Path]) -> None:
     res = cli("validate", str(path))
     assert res.exit_code == 1
     assert "final_response" in res.output and "role" in res.output
+
+
+def test_span_schema_and_validate(write_lines: Callable[..., Path]) -> None:
+    """The Span contract is exported; validate names the fields a bad span breaks."""
+    res = cli("schema", "span")
+    assert res.exit_code == 0
+    assert {"context", "start_time", "end_time"} <= set(json.loads(res.output)["required"])
+    good = {"name": "s", "context": {"trace_id": "t", "span_id": "s", "trace_state": ""},
+            "kind": "SpanKind.INTERNAL", "start_time": 1, "end_time": 2,
+            "status": {"status_code": "StatusCode.OK"}, "attributes": {},
+            "resource": {"attributes": {}, "schema_url": ""}}
+    bad = {**good, "kind": "CLIENT", "log_request": {"provider": "openai", "model": "m",
+           "input": {"type": "chat", "messages": [{"role": "user", "content": "plain"}]},
+           "output": {"type": "chat", "messages": []}}}
+    path = write_lines([{"spans": [good]}, bad], name="x.spans.jsonl")
+    res = cli("validate", str(path))
+    assert res.exit_code == 1
+    assert "x.spans.jsonl:2" in res.output and "kind" in res.output
+    assert "x.spans.jsonl:1" not in res.output
