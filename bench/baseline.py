@@ -7,7 +7,8 @@ orjson per line -> Python column lists -> pyarrow -> Parquet (zstd), in batches 
 input. It does what any straightforward script would: no quarantine, no flags, no dedup, no
 day partitions, no atomic commit. runlake must be at least as fast while doing all of that.
 
-    python bench/baseline.py INPUT.jsonl OUT_DIR
+    python bench/baseline.py INPUT.responses.jsonl OUT_DIR
+    python bench/baseline.py --spans INPUT.spans.jsonl OUT_DIR
 """
 
 import sys
@@ -126,5 +127,62 @@ def main(src: Path, out: Path) -> None:
         w.close()
 
 
+def main_spans(src: Path, out: Path) -> None:
+    """The same plain approach for span JSONL: spans, llm_calls and the calls' messages."""
+    out.mkdir(parents=True, exist_ok=True)
+    cols: dict[str, dict[str, list]] = {
+        "spans": {k: [] for k in ("trace_id", "span_id", "parent_id", "name", "start_ns",
+                                  "end_ns", "duration_ms", "attributes")},
+        "llm_calls": {k: [] for k in ("span_id", "provider", "model", "input_tokens",
+                                      "output_tokens", "price", "status")},
+        "messages": {k: [] for k in ("span_id", "message_index", "role", "text")},
+    }
+    writers: dict[str, pq.ParquetWriter] = {}
+    sp, lc, m = cols["spans"], cols["llm_calls"], cols["messages"]
+    pending = 0
+    with open(src, "rb") as f:
+        for line in f:
+            pending += len(line)
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            for s in obj.get("spans") or [obj]:
+                ctx = s.get("context") or {}
+                sid = ctx.get("span_id")
+                sp["trace_id"].append(ctx.get("trace_id"))
+                sp["span_id"].append(sid)
+                sp["parent_id"].append(s.get("parent_id"))
+                sp["name"].append(s.get("name"))
+                sp["start_ns"].append(s.get("start_time"))
+                sp["end_ns"].append(s.get("end_time"))
+                sp["duration_ms"].append((s["end_time"] - s["start_time"]) / 1e6)
+                sp["attributes"].append(orjson.dumps(s.get("attributes")).decode())
+                lr = s.get("log_request")
+                if not lr:
+                    continue
+                for k in ("provider", "model", "input_tokens", "output_tokens", "price",
+                          "status"):
+                    lc[k].append(lr.get(k))
+                lc["span_id"].append(sid)
+                msgs = (lr.get("input") or {}).get("messages", []) + \
+                    (lr.get("output") or {}).get("messages", [])
+                for i, msg in enumerate(msgs):
+                    m["span_id"].append(sid)
+                    m["message_index"].append(i)
+                    m["role"].append(msg.get("role"))
+                    m["text"].append("".join(b.get("text", "") for b in msg.get("content") or []
+                                             if isinstance(b, dict)))
+            if pending >= BATCH_BYTES:
+                _flush(cols, writers, out)
+                pending = 0
+    _flush(cols, writers, out)
+    for w in writers.values():
+        w.close()
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[1] == "--spans":
+        main_spans(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        main(Path(sys.argv[1]), Path(sys.argv[2]))

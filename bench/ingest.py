@@ -1,6 +1,6 @@
 """Ingest benchmark: runlake vs a plain single-process normalizer, measured in the same run.
 
-    python bench/ingest.py --mb 200 [--workers N] [--repeat 3]
+    python bench/ingest.py --mb 200 [--kind responses|spans] [--workers N] [--repeat 3]
 
 Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
 when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
@@ -21,17 +21,18 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transforms.synth import default_agents, make_run  # noqa: E402
+from transforms.synth import default_agents, make_run, make_spans  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 
 
-def generate(mb: int, seed: int = 11) -> Path:
-    """A response JSONL file of about `mb` MB: a week of runs of the sample agents."""
+def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
+    """A response (or span) JSONL file of about `mb` MB: a week of runs of the sample agents
+    (or their spans, half as bulk lines)."""
     import random
     from datetime import date, timedelta
 
-    path = OUT / f"input-{mb}mb-v2.responses.jsonl"
+    path = OUT / f"input-{mb}mb-v2.{kind}.jsonl"
     if path.exists():
         return path
     OUT.mkdir(parents=True, exist_ok=True)
@@ -47,9 +48,16 @@ def generate(mb: int, seed: int = 11) -> Path:
         while written < target:
             # A week of nightly runs, in day order, as a landing file of a week would hold.
             day = days[min(int(written // per_day), len(days) - 1)]
-            line = orjson.dumps(make_run(rng, agents[i % len(agents)], day, i, case=i % 40))
-            f.write(line + b"\n")
-            written += len(line) + 1
+            run = make_run(rng, agents[i % len(agents)], day, i, case=i % 40)
+            if kind == "spans":
+                spans = make_spans(rng, run)
+                lines = [{"spans": spans}] if i % 2 else spans
+            else:
+                lines = [run]
+            for line in lines:
+                data = orjson.dumps(line)
+                f.write(data + b"\n")
+                written += len(data) + 1
             i += 1
     tmp.rename(path)
     return path
@@ -100,8 +108,9 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--kind", choices=["responses", "spans"], default="responses")
     args = ap.parse_args()
-    src = generate(args.mb)
+    src = generate(args.mb, args.kind)
     size_mb = src.stat().st_size / 1024 / 1024
     py = sys.executable
     runlake = [str(Path(py).parent / "runlake"), "ingest", str(src)]
@@ -111,8 +120,9 @@ def main() -> None:
     for i in range(args.repeat):
         out = OUT / f"run-{i}"
         subprocess.run(["rm", "-rf", str(out)], check=True)
-        results["baseline"].append(measure([py, str(ROOT / "bench" / "baseline.py"), str(src),
-                                            str(out / "baseline")]))
+        flag = ["--spans"] if args.kind == "spans" else []
+        results["baseline"].append(measure([py, str(ROOT / "bench" / "baseline.py"), *flag,
+                                            str(src), str(out / "baseline")]))
         results["runlake"].append(measure([*runlake, "--home", str(out / "home")]))
         subprocess.run(["rm", "-rf", str(out)], check=True)
     print(f"input: {src.name}, {size_mb:,.0f} MB, {args.repeat} runs each (median)")
