@@ -47,22 +47,19 @@ def _flags_by_line(root: Path, cases: list[dict[str, Any]], name: str) -> dict[i
 
 
 @pytest.fixture(scope="module")
-def case_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse holding every response case, one line each, in the order of the YAML."""
-    root = tmp_path_factory.mktemp("cases")
-    _flags_by_line(root, CASES, "cases.responses.jsonl")
-    return root / "home"
+def case_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cases")
 
 
 @pytest.fixture(scope="module")
-def flags_by_line(case_home: Path) -> dict[int, list[str]]:
-    con = connect(case_home)
-    rows = con.execute("SELECT source_line, code FROM flags ORDER BY 1, 2").fetchall()
-    con.close()
-    found: dict[int, list[str]] = {}
-    for line, code in rows:
-        found.setdefault(line, []).append(code)
-    return found
+def flags_by_line(case_root: Path) -> dict[int, list[str]]:
+    """The flag codes of each response case's line, from a warehouse holding every case."""
+    return _flags_by_line(case_root, CASES, "cases.responses.jsonl")
+
+
+@pytest.fixture(scope="module")
+def case_home(case_root: Path, flags_by_line: dict[int, list[str]]) -> Path:
+    return case_root / "home"
 
 
 @pytest.fixture(scope="module")
