@@ -190,11 +190,12 @@ def views_cmd(home: HomeOpt = None) -> None:
             "GROUP BY 1 ORDER BY 1").fetchall()
     finally:
         con.close()
+    docs = warehouse.view_docs()
     t = Table(show_edge=False)
     for c in ("name", "grain", "columns"):
         t.add_column(c, overflow="fold")
     for name, cols in rows:
-        grain = TABLES[name].grain if name in TABLES else ""
+        grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
         t.add_row(name, grain, cols)
     out.print(t, highlight=False, markup=False)
 

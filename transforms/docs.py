@@ -5,8 +5,10 @@
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
+from transforms import warehouse
 from transforms.flags import CATALOG
 from transforms.lake import duckdb_type
 from transforms.schemas import TABLES
@@ -25,11 +27,37 @@ def dictionary() -> str:
         out += [f"#### `{t.name}`: {t.grain}", "", "| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | {duckdb_type(c.type)} | {_cell(c.doc)} |" for c in t.columns]
         out.append("")
+    out += _views()
     out += ["### Flag codes (also the `flag_codes` table)", "",
             "| code | severity | category | about | when | source |", "|---|---|---|---|---|---|"]
     out += [f"| `{s.code}` | {s.severity} | {s.category} | {s.entity} | {_cell(s.description)} "
             f"| {s.source} |" for s in CATALOG.values()]
     return "\n".join(out) + "\n"
+
+
+def _views() -> list[str]:
+    """The analytics views: purpose and grain from their SQL headers, columns and types from
+    a warehouse built on an empty lake."""
+    with tempfile.TemporaryDirectory() as tmp:
+        warehouse.build(Path(tmp))
+        con = warehouse.connect(Path(tmp))
+        try:
+            cols = con.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'main' AND table_name LIKE 'v\\_%' ESCAPE '\\' "
+                "ORDER BY table_name, ordinal_position").fetchall()
+        finally:
+            con.close()
+    by_view: dict[str, list[str]] = {}
+    for view, col, typ in cols:
+        by_view.setdefault(view, []).append(f"`{col}` {typ}")
+    out = ["### Analytics views", ""]
+    for name, doc in warehouse.view_docs().items():
+        if name in by_view:
+            purpose = _cell(doc.get("purpose", ""))
+            out += [f"#### `{name}`: {doc.get('grain', '')}", "", purpose[:1].upper() + purpose[1:],
+                    "", "Columns: " + ", ".join(by_view[name]) + ".", ""]
+    return out
 
 
 def block() -> str:

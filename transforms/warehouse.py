@@ -90,6 +90,27 @@ def build(home: Path) -> Path:
     return target
 
 
+def header(path: Path) -> dict[str, str]:
+    """The `-- Purpose:` and `-- Grain:` of a SQL file's header comment."""
+    found: dict[str, str] = {}
+    key = None
+    for line in path.read_text().splitlines():
+        if not line.startswith("--"):
+            break
+        text = line[2:].strip()
+        for k in ("Purpose", "Grain"):
+            if text.startswith(k + ":"):
+                key, text = k.lower(), text[len(k) + 1:].strip()
+        if key:
+            found[key] = (found.get(key, "") + " " + text).strip()
+    return found
+
+
+def view_docs() -> dict[str, dict[str, str]]:
+    """Purpose and grain of each public view, from the headers of sql/marts."""
+    return {f.stem: header(f) for f in sorted((SQL_DIR / "marts").glob("*.sql"))}
+
+
 def connect(home: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the warehouse; many may be open while a writer ingests."""
     target = path(home)

@@ -1,0 +1,33 @@
+-- Purpose: token usage and LLM spend; a run's tokens are input + output (null when neither is
+-- known, and then left out of the average and percentiles); price sums the runs' LLM calls.
+-- Grain: one row per day, agent, model.
+create or replace view v_token_usage as
+with runs_ as (
+    select
+        day,
+        agent,
+        model,
+        input_tokens,
+        output_tokens,
+        llm_price,
+        case
+            when input_tokens is not null or output_tokens is not null
+                then coalesce(input_tokens, 0) + coalesce(output_tokens, 0)
+        end as run_tokens
+    from runs
+)
+
+select
+    day,
+    agent,
+    model,
+    count(*) as n_runs,
+    sum(input_tokens) as input_tokens,
+    sum(output_tokens) as output_tokens,
+    sum(run_tokens) as total_tokens,
+    avg(run_tokens) as tokens_per_run_avg,
+    quantile_cont(run_tokens, 0.5) as tokens_per_run_p50,
+    quantile_cont(run_tokens, 0.95) as tokens_per_run_p95,
+    sum(llm_price) as price
+from runs_
+group by day, agent, model
