@@ -119,6 +119,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         report.rewritten_days = result.rewritten_days
         report.superseded_runs = result.superseded_runs
         if build_views:
+            warehouse.derive(home)
             warehouse.build(home)
     finally:
         clear_staging(staging)

@@ -21,7 +21,7 @@ import duckdb
 from transforms import db
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
-from transforms.lake import scan_sql
+from transforms.lake import scan_sql, sql_str
 from transforms.schemas import TABLES
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -57,29 +57,74 @@ def sql_files() -> list[Path]:
     return ordered
 
 
+DERIVED = "_derived"
+"""lake/_derived/<int_view>.parquet: the intermediate views, computed once per commit."""
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
+    """Schemas, a staging view per lake table, and flag_codes."""
+    lake = home / "lake"
+    for schema in ("staging", "intermediate", "checks"):
+        con.execute(f"CREATE SCHEMA {schema}")
+    for t in TABLES:
+        con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
+    con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
+                "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
+    con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
+                    [[s.code, s.severity, s.category, s.entity, s.description, s.source]
+                     for s in CATALOG.values()])
+
+
+def _run(con: duckdb.DuckDBPyConnection, f: Path) -> None:
+    try:
+        con.execute(f.read_text())
+    except duckdb.Error as e:
+        raise WarehouseError(f"{f.relative_to(SQL_DIR.parent)}: {e}") from e
+
+
+def derive(home: Path) -> None:
+    """Compute the intermediate views (links between runs and spans, per-run totals, findings
+    across tables) over the whole lake and store each as lake/_derived/<name>.parquet, so that
+    the public views join small precomputed tables instead of recomputing them per query.
+    Called by the writer after each commit."""
+    out = home / "lake" / DERIVED
+    out.mkdir(parents=True, exist_ok=True)
+    con = db.connect()
+    try:
+        _prepare(con, home)
+        for f in sql_files():
+            if f.parent.name == "intermediate":
+                _run(con, f)
+                tmp = out / f".{f.stem}.{uuid.uuid4().hex}.parquet"
+                con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO {sql_str(str(tmp))} "
+                            "(FORMAT parquet, COMPRESSION zstd)")
+                stored = out / f"{f.stem}.parquet"
+                os.replace(tmp, stored)
+                # Later intermediate views read this one from its file, as the warehouse will.
+                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                            f"SELECT * FROM read_parquet({sql_str(str(stored))})")
+    finally:
+        con.close()
+
+
 def build(home: Path) -> Path:
-    """Rebuild the warehouse file for the lake under `home`; returns its path."""
+    """Rebuild the warehouse file for the lake under `home`; returns its path. Intermediate
+    views read their lake/_derived file when there is one (see `derive`)."""
     home.mkdir(parents=True, exist_ok=True)
     target = path(home)
+    derived = home / "lake" / DERIVED
     tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
     try:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
-            lake = home / "lake"
-            for schema in ("staging", "intermediate", "checks"):
-                con.execute(f"CREATE SCHEMA {schema}")
-            for t in TABLES:
-                con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
-            con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
-                        "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
-            con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
-                            [[s.code, s.severity, s.category, s.entity, s.description, s.source]
-                             for s in CATALOG.values()])
+            _prepare(con, home)
             for f in sql_files():
-                try:
-                    con.execute(f.read_text())
-                except duckdb.Error as e:
-                    raise WarehouseError(f"{f.relative_to(SQL_DIR.parent)}: {e}") from e
+                stored = derived / f"{f.stem}.parquet"
+                if f.parent.name == "intermediate" and stored.exists():
+                    con.execute(f"CREATE VIEW intermediate.{f.stem} AS SELECT * FROM "
+                                f"read_parquet({sql_str(str(stored.resolve()))})")
+                else:
+                    _run(con, f)
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -43,6 +43,7 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
 def warehouse_views(runlake: RunlakeResource) -> dg.MaterializeResult:
     """warehouse.duckdb: a view per lake table plus flag_codes, rebuilt atomically."""
     s = runlake.settings()
+    warehouse.derive(s.home)
     path = warehouse.build(s.home)
     con = warehouse.connect(s.home)
     try:

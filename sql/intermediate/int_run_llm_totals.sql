@@ -17,8 +17,8 @@ with calls as (
 select
     run_id,
     count(*) as n_llm_calls,
-    sum(input_tokens) as input_tokens,
-    sum(output_tokens) as output_tokens,
+    sum(input_tokens)::bigint as input_tokens,
+    sum(output_tokens)::bigint as output_tokens,
     sum(price) as price,
     mode(model) as model
 from calls
