@@ -73,11 +73,22 @@ def empty_select(table: str) -> str:
 
 
 def scan_sql(root: Path, table: str) -> str:
-    """SQL reading every day of `table` under `root` (a lake folder), typed even when empty."""
+    """SQL reading every day of `table` under `root` (a lake folder), typed even when empty.
+
+    A column that no file has yet (a lake written before the column existed) reads as a typed
+    null, so upgrading runlake never breaks the views of an existing lake."""
     if not any((root / table).glob("day=*/*.parquet")):
         return empty_select(table)
-    cols = ", ".join(c.name for c in TABLES[table].columns)
     glob = sql_str((root / table).resolve().as_posix() + "/day=*/*.parquet")
+    con = db.connect()
+    try:
+        present = {r[0] for r in con.execute(
+            f"SELECT DISTINCT name FROM parquet_schema({glob})").fetchall()}
+    finally:
+        con.close()
+    cols = ", ".join(c.name if c.name in present or c.name == "day"
+                     else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
+                     for c in TABLES[table].columns)
     return (f"SELECT {cols} FROM read_parquet({glob}, hive_partitioning = true, "
             f"hive_types = {{'day': DATE}}, union_by_name = true)")
 
@@ -290,8 +301,8 @@ class Lake:
 _DUP = CATALOG["run_id_duplicate"]
 _DUPLICATE_FLAGS = f"""
     SELECT 'run' AS entity, run_id, win_day AS day, NULL AS span_id, NULL AS message_index,
-      NULL AS call_index, 'run_id_duplicate' AS code, '{_DUP.severity}' AS severity,
-      '{_DUP.category}' AS category,
+      NULL AS call_index, NULL AS tool_name, 'run_id_duplicate' AS code,
+      '{_DUP.severity}' AS severity, '{_DUP.category}' AS category,
       printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
              run_id, source_file, source_line, win_file, win_line) AS detail,
       source_file, source_line

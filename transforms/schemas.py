@@ -224,6 +224,8 @@ FLAGS = Table("flags", "one finding", (
     _c("span_id", pa.string(), "The span concerned, for span and llm_call findings."),
     _c("message_index", pa.int64(), "The message concerned, when there is one."),
     _c("call_index", pa.int64(), "The tool call concerned, when there is one."),
+    _c("tool_name", pa.string(), "The tool concerned: the call's name, or the name of an "
+       "orphan tool message."),
     _c("code", pa.string(), "Flag code (see flag_codes)."),
     _c("severity", pa.string(), "error, warning or info."),
     _c("category", pa.string(), "contract, truncation or integrity."),

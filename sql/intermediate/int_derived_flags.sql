@@ -84,6 +84,7 @@ select
     findings.span_id,
     null::bigint as message_index,
     null::bigint as call_index,
+    null::varchar as tool_name,
     findings.code,
     codes.severity,
     codes.category,

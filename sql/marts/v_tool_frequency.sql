@@ -26,16 +26,12 @@ orphans as (
         runs_.day,
         runs_.agent,
         runs_.model,
-        messages.name as tool_name,
+        flags.tool_name,
         count(*) as n_orphan_results
     from flags
     inner join runs_ on flags.run_id = runs_.run_id
-    inner join messages
-        on flags.run_id = messages.run_id
-        and flags.message_index = messages.message_index
-        and messages.source = 'response'
     where flags.code = 'tool_result_orphan'
-    group by runs_.day, runs_.agent, runs_.model, messages.name
+    group by runs_.day, runs_.agent, runs_.model, flags.tool_name
 ),
 
 group_runs as (

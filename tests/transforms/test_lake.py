@@ -213,3 +213,19 @@ def test_one_writer_at_a_time(write_lines: Callable[..., Path], home: Path) -> N
     with lake.writer(), pytest.raises(LakeBusy, match="another runlake ingest"):
         ingest([path], home)
     assert ingest([path], home).files[0].accepted == 1
+
+
+def test_lake_written_before_a_new_column_still_reads(write_lines: Callable[..., Path],
+                                                      home: Path, query: Callable[..., Any],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column added to a table after its files were written reads as null, not an error."""
+    import pyarrow as pa
+
+    from transforms import schemas
+
+    ingest([write_lines([run("a", "2026-11-20")])], home)
+    extra = schemas.Column("added_later", pa.int64(), "A column of a newer runlake.")
+    grown = schemas.Table("runs", schemas.RUNS.grain, (*schemas.RUNS.columns, extra))
+    monkeypatch.setitem(schemas.TABLES, "runs", grown)
+    warehouse.build(home)
+    assert query("SELECT run_id, added_later FROM staging.stg_runs") == [("a", None)]

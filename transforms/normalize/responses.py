@@ -86,10 +86,11 @@ class ResponseNormalizer:
 
     # -- flags ------------------------------------------------------------------------------
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
-              message_index: int | None = None, call_index: int | None = None) -> None:
+              message_index: int | None = None, call_index: int | None = None,
+              tool_name: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, None, message_index, call_index, code,
-                            s.severity, s.category, detail, self.source_file, line))
+        self._flags.append((s.entity, run_id, day, None, message_index, call_index, tool_name,
+                            code, s.severity, s.category, detail, self.source_file, line))
 
     # -- one record -------------------------------------------------------------------------
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
@@ -209,8 +210,8 @@ class ResponseNormalizer:
         if bad:
             pending.append(("envelope_malformed", "; ".join(bad), None, None))
 
-        for code, detail, mi, ci in pending:
-            self._flag(code, rid, day, line, detail, mi, ci)
+        for code, detail, mi, ci, *tool in pending:
+            self._flag(code, rid, day, line, detail, mi, ci, *tool)
 
         self._runs.append((
             rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,

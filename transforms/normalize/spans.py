@@ -87,10 +87,11 @@ class SpanNormalizer:
 
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
               span_id: str | None, message_index: int | None = None,
-              call_index: int | None = None) -> None:
+              call_index: int | None = None, tool_name: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, span_id, message_index, call_index, code,
-                            s.severity, s.category, detail, self.source_file, line))
+        self._flags.append((s.entity, run_id, day, span_id, message_index, call_index,
+                            tool_name, code, s.severity, s.category, detail, self.source_file,
+                            line))
 
     def _span(self, span: Any, index: int, line: int) -> None:
         day = self.fallback_day
@@ -207,8 +208,9 @@ class SpanNormalizer:
                              flags, bad)
         if bad:
             flags.append(("span_malformed", "; ".join(bad), None, None))
-        for code, detail, mi, ci in flags:
-            self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi, ci)
+        for code, detail, mi, ci, *tool in flags:
+            self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi, ci,
+                       *tool)
         self._calls.append((
             span_id, trace_id, run_id, day, agent,
             lr.get("provider") if isinstance(lr.get("provider"), str) else None,
@@ -245,11 +247,11 @@ class SpanNormalizer:
         n, *_ = self.transcript.messages(msgs, run_id, day, line, found, roles=SPAN_ROLES,
                                          direction=direction, first_index=first,
                                          link_results=False)
-        for code, detail, mi, ci in found:
+        for code, detail, *where in found:
             if code == "messages_malformed":
                 bad.append(f"{direction}: {detail}")
             elif code != "messages_missing":  # findings about single calls keep their codes
-                flags.append((code, f"{direction}: {detail}", mi, ci))
+                flags.append((code, f"{direction}: {detail}", *where))
         return n
 
 

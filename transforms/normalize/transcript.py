@@ -24,8 +24,8 @@ _MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS 
                            "result_message_index", "result_chars"))
 _SORT = orjson.OPT_SORT_KEYS
 
-Pending = list[tuple[str, str, int | None, int | None]]
-"""Flags found so far for the run: (code, detail, message_index, call_index)."""
+Pending = list[tuple[Any, ...]]
+"""Flags found so far for the run: (code, detail, message_index, call_index[, tool_name])."""
 
 
 def canonical_json(value: Any) -> str:
@@ -163,7 +163,8 @@ class TranscriptNormalizer:
                             "tool_result_orphan",
                             f"tool message {i} answers tool_call_id {tcid[:60]!r}, which no "
                             "earlier call has" if tcid is not None else
-                            f"tool message {i} has no tool_call_id", i, None))
+                            f"tool message {i} has no tool_call_id", i, None,
+                            m.get("name") if isinstance(m.get("name"), str) else None))
                 else:
                     for call in waiting:
                         if call[_RESULT_INDEX] is None:
@@ -183,7 +184,7 @@ class TranscriptNormalizer:
                                 f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
                                 "message answering it" if cid is not None else
                                 f"call {tool} in message {mi} has no id, so no tool message "
-                                "can answer it", mi, row[_CALL_INDEX]))
+                                "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME]))
             self._calls.append(tuple(row))
         problems = dropped + broken
         if problems:
@@ -230,7 +231,7 @@ class TranscriptNormalizer:
                 raw_args = args
                 pending.append(("tool_arguments_invalid_json",
                                 f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
-                                f"JSON: {e}", mi, ci))
+                                f"JSON: {e}", mi, ci, name))
         elif args is not _MISSING and args is not None:
             arguments = canonical_json(args)
         return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
