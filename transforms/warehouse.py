@@ -70,9 +70,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
         con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
-    con.executemany("INSERT INTO flag_codes VALUES (?, ?, ?, ?, ?, ?)",
-                    [[s.code, s.severity, s.category, s.entity, s.description, s.source]
-                     for s in CATALOG.values()])
+    rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
+            for s in CATALOG.values()]
+    con.execute("INSERT INTO flag_codes VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)),
+                [v for row in rows for v in row])
 
 
 def _run(con: duckdb.DuckDBPyConnection, f: Path) -> None:
