@@ -6,33 +6,23 @@ with lines as (
     select * from staging.stg_runs
 ),
 
-totals as (
-    select * from intermediate.int_run_llm_totals
-),
-
-roots as (
-    select * from intermediate.int_run_root_spans
+resolved as (
+    select * from intermediate.int_run_resolved
 )
 
 select
     lines.* replace (
-        coalesce(lines.model, totals.model, 'unknown') as model,
-        coalesce(lines.input_tokens, totals.input_tokens) as input_tokens,
-        coalesce(lines.output_tokens, totals.output_tokens) as output_tokens,
-        coalesce(lines.agent_runtime_ms, roots.duration_ms) as agent_runtime_ms,
-        case
-            when lines.input_tokens is not null or lines.output_tokens is not null then 'metadata'
-            when totals.input_tokens is not null or totals.output_tokens is not null then 'spans'
-            else 'none'
-        end as tokens_source
+        coalesce(resolved.model, lines.model, 'unknown') as model,
+        coalesce(resolved.input_tokens, lines.input_tokens) as input_tokens,
+        coalesce(resolved.output_tokens, lines.output_tokens) as output_tokens,
+        coalesce(resolved.agent_runtime_ms, lines.agent_runtime_ms) as agent_runtime_ms,
+        coalesce(resolved.tokens_source, lines.tokens_source) as tokens_source
     ),
-    case
-        when lines.agent_runtime_ms is not null then 'metadata'
-        when roots.duration_ms is not null then 'spans'
-        else 'none'
-    end as runtime_source,
-    coalesce(totals.n_llm_calls, 0) as n_llm_calls,
-    totals.price as llm_price
+    coalesce(
+        resolved.runtime_source,
+        case when lines.agent_runtime_ms is not null then 'metadata' else 'none' end
+    ) as runtime_source,
+    coalesce(resolved.n_llm_calls, 0) as n_llm_calls,
+    resolved.llm_price
 from lines
-left join totals on lines.run_id = totals.run_id
-left join roots on lines.run_id = roots.run_id
+left join resolved on lines.run_id = resolved.run_id

@@ -3,7 +3,7 @@
 -- Grain: one row per day, agent, model, code.
 create or replace view v_flag_summary as
 with runs_ as (
-    select run_id, day, agent, model from runs
+    select run_id, day, agent, model from intermediate.int_run_resolved
 ),
 
 findings as (

@@ -3,7 +3,7 @@
 -- Grain: one row per day, agent, model (the run's).
 create or replace view v_runtime as
 with runs_ as (
-    select run_id, day, agent, model, agent_runtime_ms from runs
+    select run_id, day, agent, model, agent_runtime_ms from intermediate.int_run_resolved
 ),
 
 latencies as (

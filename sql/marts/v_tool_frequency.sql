@@ -4,7 +4,7 @@
 -- Grain: one row per day, agent, model, tool_name.
 create or replace view v_tool_frequency as
 with runs_ as (
-    select run_id, day, agent, model from runs
+    select run_id, day, agent, model from intermediate.int_run_resolved
 ),
 
 calls as (
@@ -16,7 +16,7 @@ calls as (
         tool_calls.tool_name,
         tool_calls.arguments_valid,
         tool_calls.result_message_index
-    from tool_calls
+    from staging.stg_tool_calls as tool_calls
     inner join runs_ on tool_calls.run_id = runs_.run_id
     where tool_calls.source = 'response'
 ),
