@@ -124,11 +124,6 @@ _SPECS: tuple[FlagSpec, ...] = (
 
 CATALOG: dict[str, FlagSpec] = {spec.code: spec for spec in _SPECS}
 
-# Codes that runlake computes across lines when it commits a day, not per line.
-DERIVED_AT_COMMIT = frozenset({"run_id_duplicate"})
-# Codes that the warehouse views derive from several tables (sql/intermediate/).
-DERIVED_IN_VIEWS = frozenset({"span_parent_missing", "tokens_mismatch", "runtime_mismatch"})
-
 
 def spec(code: str) -> FlagSpec:
     """The catalog entry of `code`; a KeyError names codes that were never declared."""

@@ -210,8 +210,7 @@ class Lake:
             con.execute(f"CREATE TEMP VIEW old_{t} AS {scan_sql(self.root, t)}")
             con.execute(f"CREATE TEMP VIEW sup_{t} AS {scan_sql(self.root / SUPERSEDED, t)}")
             con.execute(f"CREATE TEMP VIEW new_{t} AS {scan_sql(staging, t)}")
-        keep = "source_file NOT IN (SELECT source_file FROM replaced)"
-        gone = f"NOT ({keep})"
+        keep, gone = _KEEP, f"NOT ({_KEEP})"
         # Every copy of every run id, across all days, as it will be after this commit.
         con.execute(f"""
             CREATE TEMP TABLE g AS
@@ -233,11 +232,12 @@ class Lake:
                         SELECT run_id FROM new_runs
                         UNION SELECT run_id FROM old_runs WHERE {gone}
                         UNION SELECT run_id FROM sup_runs WHERE {gone})"""
-        days = sorted({d for t in TABLES for d in staged[t]} | _days(con, old_days)
+        replaced_days = _days(con, old_days)
+        days = sorted({d for t in TABLES for d in staged[t]} | replaced_days
                       | _days(con, touched))
         # Days whose rows must go or move: rewritten whole. The others only gain parts.
         rewrite = set(days) & (
-            _days(con, old_days)
+            replaced_days
             | _days(con, "SELECT day FROM losers UNION SELECT win_day FROM losers")
             | _days(con, "SELECT day FROM sup_runs")
             | _days(con, "SELECT day FROM old_flags WHERE code = 'run_id_duplicate'"))
@@ -269,9 +269,8 @@ class Lake:
     def _rewrite(self, con: duckdb.DuckDBPyConnection, t: str, d: date, commit: str,
                  plan: dict[str, list[list[str | None]]]) -> None:
         """Write one day of table `t` anew from its old, superseded and staged rows."""
-        keep = "source_file NOT IN (SELECT source_file FROM replaced)"
         cols = ", ".join(c.name for c in TABLES[t].columns)
-        old_filter = f"day = $d AND {keep}"
+        old_filter = f"day = $d AND {_KEEP}"
         if t == "flags":
             old_filter += " AND code <> 'run_id_duplicate'"
         parts = [f"SELECT {cols} FROM old_{t} WHERE {old_filter}",
@@ -304,6 +303,8 @@ class Lake:
                 plan["links"].append([str(self.link(t, d, sup)), None])
 
 
+_KEEP = "source_file NOT IN (SELECT source_file FROM replaced)"
+"""Rows of files this commit does not replace (`replaced` is a temp table of the commit)."""
 _DUP = CATALOG["run_id_duplicate"]
 _DUPLICATE_FLAGS = f"""
     SELECT 'run' AS entity, run_id, win_day AS day, NULL AS span_id, NULL AS message_index,
