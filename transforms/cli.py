@@ -12,6 +12,7 @@ from typing import Annotated
 import duckdb
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -157,10 +158,13 @@ def sql_cmd(
     if fmt == "table":
         t = Table(show_edge=False)
         for name in frame.columns:
-            t.add_column(name, overflow="fold")
+            t.add_column(name, overflow="fold", max_width=60)
         for row in frame.head(limit).iter_rows():
             t.add_row(*("NULL" if v is None else str(v) for v in row))
-        out.print(t, highlight=False, markup=False)
+        # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
+        shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
+            out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
+        shown.print(t, highlight=False, markup=False)
         if frame.height > limit:
             out.print(f"... {frame.height - limit:,} more rows (use --limit or --output)")
         out.print(f"{frame.height:,} rows")

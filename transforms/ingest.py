@@ -110,15 +110,15 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 bytes=f.size, lines=fr.lines, lines_accepted=fr.accepted,
                 lines_quarantined=fr.quarantined, lines_blank=fr.blank,
                 days=sorted(days | {file_day}), error=fr.error, ingested_at=now)
-        if not todo:
-            return report
-        stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
-        _summarize(staging, report)
-        result = lake.commit(staging, [f.source_file for f, _ in todo])
-        report.days = result.days
-        report.rewritten_days = result.rewritten_days
-        report.superseded_runs = result.superseded_runs
-        if build_views:
+        if todo:
+            stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
+            _summarize(staging, report)
+            result = lake.commit(staging, [f.source_file for f, _ in todo])
+            report.days = result.days
+            report.rewritten_days = result.rewritten_days
+            report.superseded_runs = result.superseded_runs
+        # Also after a recovered commit, or one whose derive step never ran.
+        if build_views and lake.root.is_dir() and not warehouse.is_current(home):
             warehouse.derive(home)
             warehouse.build(home)
     finally:

@@ -19,6 +19,7 @@ file is skipped.
 """
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -134,6 +135,16 @@ class Lake:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def state(self) -> str:
+        """A fingerprint of what the lake holds: every day link and the version it names.
+        Versions are immutable, so equal fingerprints mean equal contents."""
+        links = sorted(
+            f"{p.relative_to(self.root)}>{os.readlink(p)}"
+            for base in (self.root, self.root / SUPERSEDED) if base.is_dir()
+            for table in base.iterdir() if table.is_dir() and not table.name.startswith("_")
+            for p in table.iterdir() if p.is_symlink())
+        return hashlib.sha256("\n".join(links).encode()).hexdigest()
 
     # -- journal ----------------------------------------------------------------------------
     def recover(self) -> bool:

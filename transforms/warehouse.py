@@ -21,7 +21,7 @@ import duckdb
 from transforms import db
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
-from transforms.lake import scan_sql, sql_str
+from transforms.lake import Lake, scan_sql, sql_str
 from transforms.schemas import TABLES
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -59,6 +59,8 @@ def sql_files() -> list[Path]:
 
 DERIVED = "_derived"
 """lake/_derived/<int_view>.parquet: the intermediate views, computed once per commit."""
+STAMP = "_lake_state"
+"""lake/_derived/_lake_state: the Lake.state() fingerprint the derived files were computed from."""
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
@@ -90,6 +92,8 @@ def derive(home: Path) -> None:
     Called by the writer after each commit."""
     out = home / "lake" / DERIVED
     out.mkdir(parents=True, exist_ok=True)
+    (out / STAMP).unlink(missing_ok=True)
+    state = Lake(home).state()
     con = db.connect()
     try:
         _prepare(con, home)
@@ -106,6 +110,14 @@ def derive(home: Path) -> None:
                             f"SELECT * FROM read_parquet({sql_str(str(stored))})")
     finally:
         con.close()
+    (out / STAMP).write_text(state)
+
+
+def is_current(home: Path) -> bool:
+    """True when lake/_derived was computed from the lake as it is now and the warehouse file
+    exists; False after a commit whose derive step has not run (crash, recovered journal)."""
+    stamp = home / "lake" / DERIVED / STAMP
+    return path(home).exists() and stamp.exists() and stamp.read_text() == Lake(home).state()
 
 
 def build(home: Path) -> Path:

@@ -7,15 +7,7 @@ with runs_ as (
 ),
 
 latencies as (
-    select
-        runs_.day,
-        runs_.agent,
-        runs_.model,
-        quantile_cont(llm_calls.latency_ms, 0.5) as llm_latency_ms_p50,
-        quantile_cont(llm_calls.latency_ms, 0.95) as llm_latency_ms_p95
-    from llm_calls
-    inner join runs_ on llm_calls.run_id = runs_.run_id
-    group by runs_.day, runs_.agent, runs_.model
+    select * from intermediate.int_llm_latency
 ),
 
 runtimes as (

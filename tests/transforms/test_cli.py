@@ -48,6 +48,17 @@ def test_sql_exports(write_lines: Callable[..., Path], home: Path, tmp_path: Pat
     assert pl.read_parquet(tmp_path / "out.parquet").rows() == [("r1", "passed")]
 
 
+def test_sql_table_into_a_pipe_keeps_its_width(write_lines: Callable[..., Path],
+                                               home: Path) -> None:
+    """Printed into a pipe, a wide result is one line per row, not folded into 80 columns."""
+    cli("ingest", str(write_lines([LINE])), "--home", str(home))
+    res = cli("sql", "select * from v_pass_rates", "--home", str(home))
+    assert res.exit_code == 0, res.output
+    header, _, row, *_ = res.output.splitlines()
+    assert "n_contract_violations" in header and "pass_rate_high" in header
+    assert [c.strip() for c in row.split("│")][1:5] == ["a", "unknown", "1", "1"]
+
+
 def test_errors_are_one_clear_line(write_lines: Callable[..., Path], home: Path,
                                    tmp_path: Path) -> None:
     """Bad paths, bad SQL, writes and unreadable inputs exit non-zero with a message."""

@@ -135,6 +135,32 @@ def test_failed_build_keeps_previous_warehouse(write_lines: Callable[..., Path],
     assert not [p for p in home.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_failed_derive_is_redone_by_the_next_ingest(write_lines: Callable[..., Path],
+                                                    home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    query: Callable[..., Any]) -> None:
+    """A commit whose derive step dies: the next ingest, with nothing new to read, sees the
+    derived tables are older than the lake and computes them again."""
+    path = write_lines([run("r1", "2026-11-20")])
+    ingest([path], home)
+    write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-21")])
+    real = warehouse.derive
+
+    def dying_derive(h: Path) -> None:
+        raise OSError("killed")
+
+    monkeypatch.setattr(warehouse, "derive", dying_derive)
+    with pytest.raises(OSError, match="killed"):
+        ingest([path], home)
+    monkeypatch.setattr(warehouse, "derive", real)
+    assert not warehouse.is_current(home)
+    assert query("SELECT run_id, final_response FROM runs") == [("r1", "ok")]
+    report = ingest([path], home)
+    assert [f.skipped for f in report.files] == [True]
+    assert warehouse.is_current(home)
+    assert query("SELECT run_id, final_response FROM runs ORDER BY 1") == [
+        ("r1", "v2"), ("r2", "ok")]
+
+
 def test_readers_survive_a_rebuild(write_lines: Callable[..., Path], home: Path) -> None:
     """A reader holding the warehouse read-only keeps querying while a writer ingests."""
     ingest([write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")], home)
