@@ -1,5 +1,6 @@
-"""`python -m pipelines.materialize`: materialize every asset in-process, as `make run` does,
-recording the run in $DAGSTER_HOME so `dagster dev` shows it, then print where things are."""
+"""`python -m pipelines.materialize`: run the `ingest_day` job in-process for every day in the
+landing folder, as `make run` does, recording the runs in $DAGSTER_HOME so `dagster dev` shows
+them (partitions, checks, plotted metadata); then print where things are."""
 
 import sys
 
@@ -7,19 +8,29 @@ import dagster as dg
 
 from pipelines.definitions import defs
 from transforms import db, warehouse
+from transforms.landing import files_by_day
 from transforms.settings import Settings
 
 
 def main() -> int:
-    instance = dg.DagsterInstance.get()
-    job = defs.resolve_implicit_global_asset_job_def()
-    result = job.execute_in_process(
-        instance=instance,
-        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
-    if not result.success:
-        print("materialization failed; see the log above", file=sys.stderr)
-        return 1
     s = Settings()
+    days = sorted(files_by_day(s.landing))
+    if not days:
+        print(f"no trace files under {s.landing.resolve()} (set RUNLAKE_LANDING)",
+              file=sys.stderr)
+        return 2
+    instance = dg.DagsterInstance.get()
+    job = defs.resolve_job_def("ingest_day")
+    for day in days:
+        result = job.execute_in_process(
+            instance=instance, partition_key=day.isoformat(),
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+        if not result.success:
+            print(f"{day}: materialization failed; see the log above", file=sys.stderr)
+            return 1
+        failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
+        print(f"{day}: materialized" + (f"; checks failing: {', '.join(failed)}"
+                                        if failed else "; all checks passed"))
     con = warehouse.connect(s.home)
     try:
         rows = con.execute("SELECT status, count(*) FROM runs GROUP BY 1 ORDER BY 2 DESC"

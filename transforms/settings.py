@@ -1,5 +1,6 @@
 """runlake's settings: one pydantic-settings object; nothing else reads the environment."""
 
+from datetime import date
 from pathlib import Path
 
 from pydantic import Field
@@ -7,12 +8,25 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    """Where the warehouse lives and where new trace files land (`RUNLAKE_` variables)."""
+    """Where the warehouse lives, where new trace files land, and the limits the pipeline's
+    checks hold the data to (`RUNLAKE_` variables)."""
 
     model_config = SettingsConfigDict(env_prefix="RUNLAKE_", extra="ignore")
 
     home: Path = Field(Path("warehouse"), description="Warehouse folder: lake/, "
                        "warehouse.duckdb, reports/.")
-    landing: Path = Field(Path("data_samples"), description="Folder the pipeline ingests.")
+    landing: Path = Field(Path("data_samples"), description="Folder the pipeline ingests: "
+                          "YYYY-MM-DD/ folders and loose files.")
     workers: int | None = Field(None, ge=1, le=64, description="Parallel parser processes "
                                 "(default: the machine's cores, at most 8).")
+    first_day: date = Field(date(2025, 1, 1), description="First day of the Dagster daily "
+                            "partitions.")
+    max_quarantine_share: float = Field(0.05, ge=0, le=1, description="Check: largest share of "
+                                        "a day's lines that may be quarantined.")
+    max_contract_violation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest "
+                                               "share of a day's runs with an error-severity "
+                                               "contract finding.")
+    max_truncation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest share of "
+                                       "a day's runs with a truncation finding.")
+    freshness_hours: float = Field(36.0, gt=0, description="Check: the newest day with runs "
+                                   "must be at most this many hours old.")

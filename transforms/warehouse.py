@@ -21,7 +21,7 @@ import duckdb
 from transforms import db
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
-from transforms.lake import Lake, scan_sql, sql_str
+from transforms.lake import SUPERSEDED, Lake, scan_sql, sql_str
 from transforms.schemas import TABLES
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -70,6 +70,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
         con.execute(f"CREATE SCHEMA {schema}")
     for t in TABLES:
         con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
+    # Runs that lost to a later line with the same run_id: kept, and counted by the checks.
+    con.execute("CREATE VIEW staging.stg_superseded_runs AS "
+                f"{scan_sql(lake / SUPERSEDED, 'runs')}")
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
@@ -167,6 +170,26 @@ def header(path: Path) -> dict[str, str]:
 def view_docs() -> dict[str, dict[str, str]]:
     """Purpose and grain of each public view, from the headers of sql/marts."""
     return {f.stem: header(f) for f in sorted((SQL_DIR / "marts").glob("*.sql"))}
+
+
+def live(home: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with every view computed from the lake as it is now, ignoring
+    lake/_derived and warehouse.duckdb: what the checks read before a warehouse is published."""
+    con = db.connect()
+    try:
+        _prepare(con, home)
+        for f in sql_files():
+            _run(con, f)
+            if f.parent.name == "intermediate":
+                # Computed once here, as `derive` stores them, not once per query.
+                con.execute(f"CREATE TABLE intermediate.{f.stem}__computed AS "
+                            f"SELECT * FROM intermediate.{f.stem}")
+                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                            f"SELECT * FROM intermediate.{f.stem}__computed")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def connect(home: Path) -> duckdb.DuckDBPyConnection:

@@ -1,47 +1,153 @@
-"""The Dagster definitions: load with no environment, the asset graph as pinned, and a
-materialization in-process into a temporary home."""
+"""The Dagster definitions: they load with no environment, the graph, partitions, checks and
+automation are pinned, one sample day materializes in-process with its checks, the blocking
+check keeps a broken lake from being published, and the sensor's run keys are stable."""
 
+import os
+import shutil
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 
+from pipelines.automation import landing_requests, landing_sensor
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
 from transforms import warehouse
 from transforms.schemas import TABLES
 
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DAY = "2026-11-20"
 
-def test_definitions_load_and_graph_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The asset keys and their dependencies are exactly these."""
-    for var in ("RUNLAKE_HOME", "RUNLAKE_LANDING", "RUNLAKE_WORKERS"):
-        monkeypatch.delenv(var, raising=False)
+
+def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asset keys, dependencies, partitions, checks, jobs, sensor and schedule are exactly these,
+    with no RUNLAKE_ variable set."""
+    for var in [v for v in os.environ if v.startswith("RUNLAKE_")]:
+        monkeypatch.delenv(var)
     graph = defs.resolve_asset_graph()
     keys = sorted(k.to_user_string() for k in graph.get_all_asset_keys())
     assert keys == sorted([*TABLES, "warehouse_views"])
     deps = graph.get(dg.AssetKey("warehouse_views")).parent_keys
     assert sorted(k.to_user_string() for k in deps) == sorted(TABLES)
+    partitions = graph.get(dg.AssetKey("runs")).partitions_def
+    assert isinstance(partitions, dg.DailyPartitionsDefinition)
+    assert (partitions.start.date(), partitions.timezone) == (date(2025, 1, 1), "UTC")
+    assert graph.get(dg.AssetKey("warehouse_views")).partitions_def is None
+    assert sorted(k.to_user_string() for k in graph.asset_check_keys) == [
+        "ingest_files:lines_accounted_for",
+        "quarantine:quarantine_share_below_limit",
+        "runs:contract_violation_rate_below_limit",
+        "runs:latest_day_is_fresh",
+        "runs:truncation_rate_below_limit",
+    ]
+    job = defs.resolve_job_def("ingest_day")
+    assert job.tags["runlake/writer"] == "lake"
+    schedule = defs.resolve_schedule_def("nightly")
+    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == (
+        "0 2 * * *", "UTC", "ingest_day")
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    sensor = defs.resolve_sensor_def("landing_sensor")
+    assert sensor.job_name == "ingest_day"
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
 
 
-def test_materialize_samples_in_process(tmp_path: Path) -> None:
-    """Materializing every asset fills the lake and the views, with row counts as metadata."""
-    landing = tmp_path / "landing" / "2026-11-20"
-    landing.mkdir(parents=True)
-    (landing / "a.responses.jsonl").write_text(
-        '{"run_id": "r1", "agent": "a", "outcome": {"status": "passed"}, '
-        '"response": {"final_response": "ok", "messages": [{"role": "assistant", '
-        '"content": "ok"}]}}\nnot json\n')
+def _landing(tmp_path: Path, *days: str) -> Path:
+    landing = tmp_path / "landing"
+    for day in days:
+        shutil.copytree(REPO / "data_samples" / day, landing / day)
+    return landing
+
+
+def _run_day(home: Path, landing: Path, day: str) -> Any:
+    return defs.resolve_job_def("ingest_day").execute_in_process(
+        partition_key=day, instance=dg.DagsterInstance.ephemeral(),
+        resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
+        raise_on_error=False)
+
+
+def test_one_sample_day_in_process(tmp_path: Path) -> None:
+    """Partition 2026-11-20 ingests that folder only; checks report what they measured; the
+    runs asset carries plotted figures; the warehouse is published."""
+    landing = _landing(tmp_path, SAMPLE_DAY, "2026-11-19")
     home = tmp_path / "home"
-    result = dg.materialize(
-        list(defs.assets or []),  # type: ignore[arg-type]
-        resources={"runlake": RunlakeResource(home=str(home), landing=str(tmp_path / "landing"))},
-        instance=dg.DagsterInstance.ephemeral())
+    result = _run_day(home, landing, SAMPLE_DAY)
     assert result.success
-    meta = {m.asset_key.to_user_string(): m.metadata
-            for m in result.get_asset_materialization_events()
-            for m in [m.materialization]}
-    assert meta["runs"]["rows_ingested"].value == 1
-    assert meta["quarantine"]["quarantine/invalid_json"].value == 1
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert set(checks) == {"lines_accounted_for", "quarantine_share_below_limit",
+                           "contract_violation_rate_below_limit",
+                           "truncation_rate_below_limit", "latest_day_is_fresh"}
+    assert checks["lines_accounted_for"].passed
+    q = checks["quarantine_share_below_limit"].metadata
+    assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (163, 4, 0.05)
+    t = checks["truncation_rate_below_limit"].metadata
+    assert (t["runs"].value, t["runs_truncated"].value) == (48, 4)
+    assert checks["latest_day_is_fresh"].metadata["latest_day"].value == SAMPLE_DAY
+    meta = {m.materialization.asset_key.to_user_string(): m.materialization.metadata
+            for m in result.get_asset_materialization_events()}
+    assert {m.materialization.partition for m in result.get_asset_materialization_events()
+            if m.materialization.asset_key.to_user_string() != "warehouse_views"} == {SAMPLE_DAY}
+    runs = meta["runs"]
+    assert runs["dagster/row_count"].value == 48
+    assert 0 < runs["pass_rate"].value < 1
+    assert runs["tokens_per_run"].value > 0 and runs["runtime_p95_ms"].value > 0
+    assert "| run_id |" in runs["worst_runs"].value
+    assert isinstance(runs["dagster/column_schema"].value, dg.TableSchema)
+    assert meta["quarantine"]["dagster/row_count"].value == 4
+    assert meta["warehouse_views"]["runs"].value == 48
     con = warehouse.connect(home)
-    assert con.execute("SELECT run_id, status FROM runs").fetchall() == [("r1", "passed")]
-    con.close()
+    try:
+        # Only that day's folder was read.
+        assert con.execute("SELECT DISTINCT day FROM ingest_files").fetchall() == [
+            (date(2026, 11, 20),)]
+    finally:
+        con.close()
+
+
+def test_blocking_check_keeps_a_broken_lake_unpublished(tmp_path: Path) -> None:
+    """When the lake no longer holds the quarantine rows its files account for,
+    lines_accounted_for fails at ERROR and warehouse_views does not run."""
+    landing = _landing(tmp_path, SAMPLE_DAY)
+    home = tmp_path / "home"
+    assert _run_day(home, landing, SAMPLE_DAY).success
+    before = warehouse.path(home).stat().st_mtime_ns
+    (home / "lake" / "quarantine" / f"day={SAMPLE_DAY}").unlink()
+    result = _run_day(home, landing, SAMPLE_DAY)
+    check = next(e for e in result.get_asset_check_evaluations()
+                 if e.check_name == "lines_accounted_for")
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
+    assert check.metadata["files_failing"].value >= 1
+    materialized = {m.materialization.asset_key.to_user_string()
+                    for m in result.get_asset_materialization_events()}
+    assert "warehouse_views" not in materialized and "runs" in materialized
+    assert warehouse.path(home).stat().st_mtime_ns == before
+
+
+def test_sensor_run_keys_are_stable_across_redrops(tmp_path: Path) -> None:
+    """A day's run key depends on its files' contents only: the same bytes dropped again give
+    the same key; once ingested the day requests nothing; a changed file gives a new key."""
+    landing = _landing(tmp_path, SAMPLE_DAY)
+    home = tmp_path / "home"
+    res = RunlakeResource(home=str(home), landing=str(landing))
+    first, cursor = landing_requests(res, None)
+    assert [(r.partition_key, r.run_key.split(":")[0]) for r in first] == [
+        (SAMPLE_DAY, SAMPLE_DAY)]
+    f = landing / SAMPLE_DAY / "support-bot.responses.jsonl"
+    f.write_bytes(f.read_bytes())  # re-dropped: new mtime, same contents
+    again, cursor = landing_requests(res, cursor)
+    assert [r.run_key for r in again] == [r.run_key for r in first]
+    loose = landing / f"extra-{SAMPLE_DAY}.responses.jsonl"
+    loose.write_text('{"run_id": "x1", "response": {"final_response": "ok"}}\n')
+    grown, cursor = landing_requests(res, cursor)
+    assert [r.partition_key for r in grown] == [SAMPLE_DAY]
+    assert grown[0].run_key != first[0].run_key
+    assert _run_day(home, landing, SAMPLE_DAY).success
+    # The real sensor, evaluated as the daemon does: everything is in the lake now.
+    with dg.build_sensor_context(cursor=cursor, resources={"runlake": res}) as ctx:
+        result = landing_sensor(ctx)
+    assert isinstance(result, dg.SensorResult) and not result.run_requests
+    f.write_bytes(f.read_bytes() + b'{"run_id": "late", "response": {"final_response": "x"}}\n')
+    changed, _ = landing_requests(res, cursor)
+    assert [r.partition_key for r in changed] == [SAMPLE_DAY]
+    assert changed[0].run_key not in {first[0].run_key, grown[0].run_key}

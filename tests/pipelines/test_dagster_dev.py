@@ -1,0 +1,100 @@
+"""End to end: `dagster dev -w workspace.yaml` on 127.0.0.1 with a temporary DAGSTER_HOME serves
+the partitioned assets and their latest materializations over GraphQL."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DAY = "2026-11-20"
+DAGSTER = Path(sys.executable).with_name("dagster")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _graphql(port: int, query: str) -> dict[str, Any]:
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
+        headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        body: dict[str, Any] = json.load(resp)
+    return body
+
+
+def _wait_loaded(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 180
+    query = "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"dagster dev exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            entries = _graphql(port, query)["data"]["workspaceOrError"]["locationEntries"]
+            if entries and all(e["loadStatus"] == "LOADED" for e in entries):
+                return
+        except (urllib.error.URLError, ConnectionError, KeyError, TypeError, TimeoutError):
+            pass
+        time.sleep(1)
+    pytest.fail(f"dagster dev not ready in 180 s:\n{log.read_text()[-3000:]}")
+
+
+def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
+    dagster_home = tmp_path / "dagster_home"
+    dagster_home.mkdir()
+    shutil.copy(REPO / "pipelines" / "dagster.yaml", dagster_home / "dagster.yaml")
+    landing = tmp_path / "landing"
+    shutil.copytree(REPO / "data_samples" / DAY, landing / DAY)
+    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "RUNLAKE_HOME": str(tmp_path / "home"),
+           "RUNLAKE_LANDING": str(landing)}
+    done = subprocess.run([sys.executable, "-m", "pipelines.materialize"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{DAY}: materialized; all checks passed" in done.stdout or \
+        f"{DAY}: materialized; checks failing: latest_day_is_fresh" in done.stdout
+
+    port = _free_port()
+    log = tmp_path / "dagster-dev.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_loaded(port, proc, log)
+        nodes = _graphql(port, "{ assetNodes { assetKey { path } isPartitioned "
+                               "assetChecksOrError { ... on AssetChecks { checks { name } } } } }")
+        by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes["data"]["assetNodes"]}
+        assert by_key["runs"]["isPartitioned"] and not by_key["warehouse_views"]["isPartitioned"]
+        assert {c["name"] for c in by_key["runs"]["assetChecksOrError"]["checks"]} == {
+            "contract_violation_rate_below_limit", "truncation_rate_below_limit",
+            "latest_day_is_fresh"}
+        latest = _graphql(port, """{ assetOrError(assetKey: {path: ["runs"]}) { ... on Asset {
+            assetMaterializations(limit: 1) { partition metadataEntries { label
+              ... on IntMetadataEntry { intValue }
+              ... on FloatMetadataEntry { floatValue } } } } } }""")
+        mat = latest["data"]["assetOrError"]["assetMaterializations"][0]
+        assert mat["partition"] == DAY
+        entries = {e["label"]: e for e in mat["metadataEntries"]}
+        assert entries["dagster/row_count"]["intValue"] == 48
+        assert 0 < entries["pass_rate"]["floatValue"] < 1
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

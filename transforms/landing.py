@@ -1,0 +1,68 @@
+"""The landing folder: which UTC day each file belongs to, and a digest of each day's files.
+
+Files land as `landing/YYYY-MM-DD/...` (the folder names the day) or loose in the landing
+folder, where the day is a `YYYY-MM-DD` in the file name, else the UTC day the file was last
+modified. The Dagster partition of a file is that day; the rows it holds go to the day of each
+run's `started_at`, which is usually the same.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from transforms.readers import InputFile, date_folder, discover, file_sha256
+
+_NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def landing_day(path: Path) -> date:
+    """The day a landing file belongs to: its date folder, a date in its name, else its mtime."""
+    day = date_folder(path)
+    if day is not None:
+        return day
+    m = _NAME_DATE.search(path.name)
+    if m:
+        try:
+            return date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            pass
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).date()
+
+
+def files_by_day(landing: Path) -> dict[date, list[InputFile]]:
+    """Every input file under `landing`, grouped by the day it belongs to."""
+    if not landing.is_dir():
+        return {}
+    days: dict[date, list[InputFile]] = {}
+    for f in discover([landing]):
+        days.setdefault(landing_day(f.path), []).append(f)
+    return days
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What identifies a file's contents cheaply, so unchanged files are not hashed again."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def stamp(f: InputFile, cache: dict[str, Stamp]) -> Stamp:
+    """The file's stamp, reusing the cached SHA-256 while size and mtime are unchanged."""
+    st = f.path.stat()
+    old = cache.get(f.source_file)
+    if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+        return old
+    return Stamp(st.st_size, st.st_mtime_ns, file_sha256(f.path))
+
+
+def day_digest(files: list[tuple[str, str]]) -> str:
+    """One digest for a day's files from their (source_file, sha256) pairs: the same files with
+    the same contents give the same digest, whenever and however often they were dropped."""
+    h = hashlib.sha256()
+    for name, sha in sorted(files):
+        h.update(f"{name}\0{sha}\n".encode())
+    return h.hexdigest()[:24]
