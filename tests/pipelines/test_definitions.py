@@ -10,6 +10,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import yaml
 
 from pipelines.automation import landing_requests, landing_sensor
 from pipelines.definitions import defs
@@ -44,6 +45,10 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     ]
     job = defs.resolve_job_def("ingest_day")
     assert job.tags["runlake/writer"] == "lake"
+    # The instance lets one writer run go at a time.
+    instance = yaml.safe_load((REPO / "pipelines" / "dagster.yaml").read_text())
+    assert {"key": "runlake/writer", "limit": 1} in \
+        instance["concurrency"]["runs"]["tag_concurrency_limits"]
     schedule = defs.resolve_schedule_def("nightly")
     assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == (
         "0 2 * * *", "UTC", "ingest_day")
