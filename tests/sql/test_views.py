@@ -68,6 +68,12 @@ SPEC_COLUMNS = {
                       "rate_per_run",
     "v_truncations": "entity run_id span_id day agent model code",
     "v_contract_violations": "run_id day agent model code detail",
+    "v_regressions": "agent model latest_day baseline_start baseline_end baseline_n_graded "
+                     "baseline_pass_rate latest_n_graded latest_pass_rate pass_rate_delta "
+                     "p_value is_significant tokens_per_run_pct_change "
+                     "agent_runtime_ms_p95_pct_change new_flag_codes",
+    "v_test_case_flips": "agent model test_case_id direction baseline_status latest_status "
+                         "latest_day",
 }
 """The columns spec/warehouse.md names for each view, in its order."""
 

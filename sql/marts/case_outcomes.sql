@@ -1,0 +1,96 @@
+-- Purpose: each test case's graded outcomes in a comparison window: the baseline (the
+-- baseline_days days before on_day) against on_day (null: the latest day with runs; a null
+-- baseline_days: 7). passed = status 'passed'; failed = 'failed' or 'contract_violation';
+-- error, skipped and ungraded runs take no side. A case whose outcome differs between runs of
+-- the baseline (or of the latest day) is flaky: reported apart, never a flip.
+-- Grain: one row per agent, model (the run's), test_case_id with a graded run in the window.
+create or replace macro case_outcomes(on_day, baseline_days) as table
+with bounds as (
+    select
+        coalesce(cast(on_day as date), (select max(day) from runs)) as latest_day,
+        cast(coalesce(baseline_days, 7) as integer) as n_days
+),
+
+window_ as (
+    select
+        latest_day,
+        cast(latest_day - n_days as date) as baseline_start,
+        cast(latest_day - 1 as date) as baseline_end
+    from bounds
+),
+
+graded as (
+    select
+        runs.run_id,
+        runs.day,
+        runs.agent,
+        runs.model,
+        runs.test_case_id,
+        runs.status,
+        runs.started_at,
+        runs.status = 'passed' as passed,
+        runs.day = window_.latest_day as on_latest
+    from runs
+    cross join window_
+    where
+        runs.status in ('passed', 'failed', 'contract_violation')
+        and runs.test_case_id is not null
+        and runs.day between window_.baseline_start and window_.latest_day
+),
+
+counts as (
+    select
+        agent,
+        model,
+        test_case_id,
+        count(*) filter (where not on_latest and passed) as baseline_passes,
+        count(*) filter (where not on_latest and not passed) as baseline_fails,
+        count(*) filter (where on_latest and passed) as latest_passes,
+        count(*) filter (where on_latest and not passed) as latest_fails,
+        arg_max(run_id, (started_at, run_id)) filter (where on_latest) as latest_run_id,
+        arg_max(run_id, (started_at, run_id)) filter (where not on_latest) as baseline_run_id
+    from graded
+    group by agent, model, test_case_id
+),
+
+classified as (
+    select
+        counts.*,
+        case
+            when baseline_passes > 0 and baseline_fails > 0 then 'mixed'
+            when baseline_passes > 0 then 'passed'
+            when baseline_fails > 0 then 'failed'
+        end as baseline_status,
+        case
+            when latest_passes > 0 and latest_fails > 0 then 'mixed'
+            when latest_passes > 0 then 'passed'
+            when latest_fails > 0 then 'failed'
+        end as latest_status
+    from counts
+)
+
+select
+    classified.agent,
+    classified.model,
+    classified.test_case_id,
+    window_.latest_day,
+    window_.baseline_start,
+    window_.baseline_end,
+    classified.baseline_passes,
+    classified.baseline_fails,
+    classified.latest_passes,
+    classified.latest_fails,
+    classified.baseline_status,
+    classified.latest_status,
+    coalesce(classified.baseline_status = 'mixed' or classified.latest_status = 'mixed', false)
+        as is_flaky,
+    case
+        when classified.baseline_status = 'passed' and classified.latest_status = 'failed'
+            then 'pass_to_fail'
+        when classified.baseline_status = 'failed' and classified.latest_status = 'passed'
+            then 'fail_to_pass'
+    end as direction,
+    classified.latest_run_id,
+    classified.baseline_run_id
+from classified
+cross join window_
