@@ -23,7 +23,8 @@ from transforms.lake import duckdb_type  # noqa: E402
 from transforms.schemas import TABLES  # noqa: E402
 
 VIEWS = ["runs", "v_runs", "v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency",
-         "v_flag_summary", "v_truncations", "v_contract_violations"]
+         "v_flag_summary", "v_truncations", "v_contract_violations", "v_regressions",
+         "v_test_case_flips", "v_flaky_cases", "v_tool_share_changes"]
 
 # Column expressions per table over a generator `g(i)`; columns not named are typed nulls.
 RUNS = {

@@ -7,15 +7,17 @@ from typing import Any
 import dagster as dg
 
 from pipelines.assets.lake import PARTITIONS, WRITER_TAG, lake_tables, warehouse_views
+from pipelines.assets.report import nightly_report
 from pipelines.resources import RunlakeResource
 from transforms.lake import Lake
 from transforms.landing import Stamp, day_digest, files_by_day, stamp
 
 ingest_day = dg.define_asset_job(
     "ingest_day",
-    selection=dg.AssetSelection.assets(lake_tables, warehouse_views),
+    selection=dg.AssetSelection.assets(lake_tables, warehouse_views, nightly_report),
     description="One UTC day: ingest its landing files into the lake, check them, then "
-                "publish the warehouse (skipped when the blocking check fails).",
+                "publish the warehouse and the day's report (skipped when the blocking check "
+                "fails).",
     tags={WRITER_TAG: "lake"},
 )
 
@@ -71,7 +73,7 @@ def landing_sensor(context: dg.SensorEvaluationContext,
 @dg.schedule(job=ingest_day, cron_schedule="0 2 * * *", execution_timezone="UTC",
              default_status=dg.DefaultScheduleStatus.RUNNING)
 def nightly(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    """02:00 UTC: materialize yesterday, then rebuild the warehouse."""
+    """02:00 UTC: materialize yesterday, then rebuild the warehouse and the report."""
     when = context.scheduled_execution_time
     yesterday = (when.date() if when else date.today()) - timedelta(days=1)
     return dg.RunRequest(run_key=f"nightly:{yesterday.isoformat()}",

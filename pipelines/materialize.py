@@ -42,6 +42,9 @@ def main() -> int:
     print("runs by status: " + ", ".join(f"{k} {v}" for k, v in rows))
     print(f"flags: {n_flags}, quarantined lines: {n_quarantine}")
     print(f"warehouse: {warehouse.path(s.home).resolve()}")
+    reports = sorted((s.home / "reports").glob("nightly-*.html"))
+    if reports:
+        print(f"report:    {reports[-1].resolve()}")
     print('try:       .venv/bin/runlake sql "select status, count(*) from runs group by 1"')
     print("UI:        make dev   (dagster dev -w workspace.yaml)")
     return 0

@@ -6,12 +6,14 @@ are printed as one clear message with a non-zero exit, never as a traceback.
 
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
 import duckdb
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
@@ -44,7 +46,7 @@ def _home(home: Path | None) -> Path:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 
@@ -202,6 +204,44 @@ def views_cmd(home: HomeOpt = None) -> None:
         grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
         t.add_row(name, grain, cols)
     out.print(t, highlight=False, markup=False)
+
+
+@app.command("report")
+def report_cmd(
+    day: Annotated[str | None, typer.Option(help="The night to report, YYYY-MM-DD "
+                                            "[default: the latest day with runs]")] = None,
+    baseline_days: Annotated[int, typer.Option(help="Days before --day to compare "
+                                               "with.")] = 7,
+    home: HomeOpt = None,
+) -> None:
+    """Write the nightly HTML report (reports/nightly-DAY.html) and print its headline."""
+    from transforms.report import write_report
+
+    when: date | None = None
+    if day is not None:
+        try:
+            when = date.fromisoformat(day)
+        except ValueError:
+            _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
+    try:
+        summary = write_report(_home(home), when, baseline_days)
+    except FileNotFoundError as e:
+        _fail(str(e), 2)
+    except InputError as e:
+        _fail(str(e), 2)
+    out.print(f"{summary.latest_day}: {summary.n_runs_latest} runs against "
+              f"{summary.baseline_start} to {summary.baseline_end}", highlight=False,
+              markup=False)
+    if summary.significant:
+        for r in summary.significant:
+            out.print(f"  REGRESSION {r.agent} / {r.model}: pass rate "
+                      f"{(r.baseline_pass_rate or 0):.0%} -> {(r.latest_pass_rate or 0):.0%} "
+                      f"(p = {r.p_value:.2g})", highlight=False, markup=False)
+    else:
+        out.print("  no significant pass-rate regression", highlight=False, markup=False)
+    out.print(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
+              "(reported apart)", highlight=False, markup=False)
+    out.print(f"report: {summary.path.resolve()}", highlight=False, markup=False)
 
 
 @app.command("schema")

@@ -29,7 +29,7 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.delenv(var)
     graph = defs.resolve_asset_graph()
     keys = sorted(k.to_user_string() for k in graph.get_all_asset_keys())
-    assert keys == sorted([*TABLES, "warehouse_views"])
+    assert keys == sorted([*TABLES, "warehouse_views", "nightly_report"])
     deps = graph.get(dg.AssetKey("warehouse_views")).parent_keys
     assert sorted(k.to_user_string() for k in deps) == sorted(TABLES)
     partitions = graph.get(dg.AssetKey("runs")).partitions_def
@@ -38,6 +38,7 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     assert graph.get(dg.AssetKey("warehouse_views")).partitions_def is None
     assert sorted(k.to_user_string() for k in graph.asset_check_keys) == [
         "ingest_files:lines_accounted_for",
+        "nightly_report:pass_rate_regression",
         "quarantine:quarantine_share_below_limit",
         "runs:contract_violation_rate_below_limit",
         "runs:latest_day_is_fresh",
@@ -82,7 +83,8 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(checks) == {"lines_accounted_for", "quarantine_share_below_limit",
                            "contract_violation_rate_below_limit",
-                           "truncation_rate_below_limit", "latest_day_is_fresh"}
+                           "truncation_rate_below_limit", "latest_day_is_fresh",
+                           "pass_rate_regression"}
     assert checks["lines_accounted_for"].passed
     q = checks["quarantine_share_below_limit"].metadata
     assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (163, 4, 0.05)
@@ -92,7 +94,8 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     meta = {m.materialization.asset_key.to_user_string(): m.materialization.metadata
             for m in result.get_asset_materialization_events()}
     assert {m.materialization.partition for m in result.get_asset_materialization_events()
-            if m.materialization.asset_key.to_user_string() != "warehouse_views"} == {SAMPLE_DAY}
+            if m.materialization.asset_key.to_user_string()
+            not in ("warehouse_views", "nightly_report")} == {SAMPLE_DAY}
     runs = meta["runs"]
     assert runs["dagster/row_count"].value == 48
     assert 0 < runs["pass_rate"].value < 1
@@ -101,6 +104,10 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     assert isinstance(runs["dagster/column_schema"].value, dg.TableSchema)
     assert meta["quarantine"]["dagster/row_count"].value == 4
     assert meta["warehouse_views"]["runs"].value == 48
+    report = meta["nightly_report"]
+    assert report["latest_day"].value == SAMPLE_DAY
+    assert Path(report["path"].value).is_file()
+    assert "runs, 0 significant" in report["summary"].value
     con = warehouse.connect(home)
     try:
         # Only that day's folder was read.
@@ -125,7 +132,8 @@ def test_blocking_check_keeps_a_broken_lake_unpublished(tmp_path: Path) -> None:
     assert check.metadata["files_failing"].value >= 1
     materialized = {m.materialization.asset_key.to_user_string()
                     for m in result.get_asset_materialization_events()}
-    assert "warehouse_views" not in materialized and "runs" in materialized
+    assert "runs" in materialized
+    assert not materialized & {"warehouse_views", "nightly_report"}
     assert warehouse.path(home).stat().st_mtime_ns == before
 
 

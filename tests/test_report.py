@@ -1,0 +1,131 @@
+"""The nightly report: on the samples it names the planted drop first with its p-value and no
+stable pair; the page is self-contained; hostile trace text renders as text in headless
+Chromium and no script runs."""
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from transforms.cli import app
+from transforms.ingest import ingest
+from transforms.report import write_report
+
+REPO = Path(__file__).resolve().parent.parent
+RUNNER = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def samples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("samples") / "home"
+    ingest([REPO / "data_samples"], home)
+    return home
+
+
+def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
+    res = RUNNER.invoke(app, ["report", "--home", str(samples_home)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].startswith("2026-11-20: 48 runs against 2026-11-13 to 2026-11-19")
+    # The one significant regression is the planted one, with its p-value; no stable pair.
+    regressions = [line for line in lines if "REGRESSION" in line]
+    assert regressions == ["  REGRESSION travel-agent / gpt-4o: pass rate 76% -> 25% "
+                           "(p = 0.00042)"]
+    page = (samples_home / "reports" / "nightly-2026-11-20.html").read_text()
+    first_card = page.index('<div class="card bad">')
+    assert page.index("travel-agent · gpt-4o", first_card) < page.index("</div>", first_card)
+    assert page.count('<div class="card bad">') == 1
+    # The sections come in the promised order.
+    order = [page.index(h) for h in ("1. Significant regressions", "2. Flipped test cases",
+                                     "3. Pass rate per agent and model", "4. Tokens and runtime",
+                                     "5. Tool use", "6. Flags by code")]
+    assert order == sorted(order)
+    assert "travel-agent/case-003" in page  # a pass -> fail flip with its transcript
+    assert "flaky test cases, reported apart" in page
+
+
+def test_report_is_self_contained(samples_home: Path) -> None:
+    summary = write_report(samples_home, baseline_days=3)
+    page = summary.path.read_text()
+    assert summary.baseline_start.isoformat() == "2026-11-17"
+    for needle in ("http://", "https://", "//cdn", "<script", "<link", "src=", "@import",
+                   "url("):
+        assert needle not in page.lower(), needle
+    assert page.count("<svg") >= 3
+
+
+def test_report_errors_are_clear(tmp_path: Path, samples_home: Path) -> None:
+    res = RUNNER.invoke(app, ["report", "--home", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "no warehouse" in res.output
+    res = RUNNER.invoke(app, ["report", "--home", str(samples_home), "--day", "2026-13-01"])
+    assert res.exit_code == 2 and "not a date" in res.output
+    res = RUNNER.invoke(app, ["report", "--home", str(samples_home), "--day", "2026-10-01"])
+    assert res.exit_code == 2 and "no runs on 2026-10-01" in res.output
+
+
+HOSTILE_AGENT = "<script>alert(1)</script>"
+HOSTILE_MODEL = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+HOSTILE_TEXT = "</pre><script>document.title='pwned'</script><b>bold?</b>"
+
+
+def _hostile_lines() -> list[dict[str, Any]]:
+    def run(rid: str, day: str, status: str) -> dict[str, Any]:
+        return {"run_id": rid, "agent": HOSTILE_AGENT, "test_case_id": "case<1>",
+                "started_at": f"{day}T10:00:00Z", "outcome": {"status": status},
+                "response": {"final_response": HOSTILE_TEXT,
+                             "metadata": {"model": HOSTILE_MODEL},
+                             "messages": [
+                                 {"role": "user", "content": HOSTILE_TEXT},
+                                 {"role": "assistant", "content": None, "tool_calls": [
+                                     {"id": "c1", "name": "<svg onload=alert(2)>",
+                                      "arguments": {"q": "\"><script>alert(3)</script>"}}]},
+                                 {"role": "tool", "tool_call_id": "c1", "content": HOSTILE_TEXT},
+                                 {"role": "assistant", "content": HOSTILE_TEXT}]}}
+    return [run("h1", "2026-11-18", "passed"), run("h2", "2026-11-19", "passed"),
+            run("h3", "2026-11-20", "failed")]
+
+
+def test_hostile_trace_text_is_escaped(write_lines: Callable[..., Path], home: Path) -> None:
+    ingest([write_lines(_hostile_lines())], home)
+    page = write_report(home).path.read_text()
+    assert HOSTILE_AGENT not in page and "<img" not in page and "<svg onload" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "case&lt;1&gt;" in page  # the flip and its transcript are on the page
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None and not os.environ.get("RUNLAKE_REQUIRE_CHROMIUM"),
+                    reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_hostile_report_renders_as_text_in_chromium(write_lines: Callable[..., Path],
+                                                    home: Path, tmp_path: Path) -> None:
+    """Chromium loads the page offline: the hostile names show as text, the DOM holds no
+    script or img element, and neither the onerror handler nor a script changed the page."""
+    browser = _chromium()
+    assert browser is not None, "chromium is required here (RUNLAKE_REQUIRE_CHROMIUM is set)"
+    ingest([write_lines(_hostile_lines())], home)
+    path = write_report(home).path
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", path.as_uri()], capture_output=True,
+                         text=True, timeout=120).stdout
+    assert "runlake nightly report" in dom, dom[:500]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert not re.search(r"<(script|img|iframe|object|embed)\b", dom, re.I)
+    assert "<svg onload" not in dom
+    body = re.search(r"<body[^>]*>", dom)
+    assert body is not None and "data-pwned" not in body.group(0)
+    assert re.search(r"<title>runlake nightly 2026-11-20</title>", dom)
+    shot = tmp_path / "report.png"
+    subprocess.run([browser, *flags, "--window-size=1280,1600", f"--screenshot={shot}",
+                    path.as_uri()], capture_output=True, timeout=120, check=True)
+    assert shot.stat().st_size > 10_000
