@@ -27,7 +27,7 @@ Kind = Literal["responses", "spans", "otlp", "durable"]
 """How a file is read (formats.md §4): response JSONL, span JSONL, OTLP/JSON lines, durable
 agent state documents."""
 KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
-READABLE_KINDS: tuple[str, ...] = ("responses", "spans")
+READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable")
 """Kinds this version of runlake normalizes; other kinds are reported, never silently skipped."""
 
 BOM = b"\xef\xbb\xbf"
@@ -59,6 +59,15 @@ class InputFile:
     kind: str | None
     compression: str
     size: int
+
+    @property
+    def whole_document(self) -> bool:
+        """A durable state file named *.json (not *.jsonl): the whole file is one record,
+        pretty-printed or not, counted as line 1."""
+        name = self.path.name
+        for ext in _COMPRESSION:
+            name = name.removesuffix(ext)
+        return self.kind == "durable" and name.endswith(".json")
 
 
 def compression_of(path: Path) -> str:
@@ -175,6 +184,8 @@ class Block:
     first_line: int
     first_offset: int
     is_file_start: bool
+    whole: bool = False
+    """The block is a whole-document file: one record, newlines and all."""
 
 
 class BlockReader:
@@ -206,6 +217,9 @@ class BlockReader:
         return buffered
 
     def __iter__(self) -> Iterator[Block]:
+        if self.file.whole_document:
+            yield from self._whole()
+            return
         line_no, offset, first = 1, 0, True
         pending: list[bytes] = []
         size = 0
@@ -244,6 +258,28 @@ class BlockReader:
         finally:
             self._hasher.close()
 
+    def _whole(self) -> Iterator[Block]:
+        """The whole (decompressed) file as one block; empty files yield nothing."""
+        try:
+            stream = self._stream()
+            parts = []
+            while True:
+                try:
+                    chunk = stream.read(READ_BYTES)
+                except (OSError, EOFError, ValueError) as e:
+                    self.error = f"{type(e).__name__}: {e}"
+                    break
+                if not chunk:
+                    break
+                parts.append(chunk)
+            data = b"".join(parts)
+            while self._hasher.read(1024 * 1024):
+                pass
+        finally:
+            self._hasher.close()
+        if data:
+            yield Block(data, 1, 0, True, whole=True)
+
 
 # --- lines --------------------------------------------------------------------------------
 
@@ -252,11 +288,15 @@ LineResult = tuple[int, int, bytes]
 
 
 def split_block(block: Block) -> Iterator[LineResult]:
-    """The lines of a block without terminators (\\n or \\r\\n); a file's BOM is removed."""
+    """The lines of a block without terminators (\\n or \\r\\n); a file's BOM is removed.
+    A whole-document block is one line."""
     data = block.data
     start = 0
     if block.is_file_start and data.startswith(BOM):
         start = len(BOM)
+    if block.whole:
+        yield 1, start, data[start:]
+        return
     line_no, pos, end = block.first_line, start, len(data)
     while pos < end:
         nl = data.find(b"\n", pos)

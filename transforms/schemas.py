@@ -80,6 +80,8 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     _c("trace_id", pa.string(), "Trace id joining the run to its spans."),
     _c("session_id", pa.string(), "Multi-turn session id."),
     _c("turn_index", pa.int64(), "Turn number within the session."),
+    _c("session_done", pa.bool_(), "The turn said the session is over (response.session_done); "
+       "null when it did not say."),
     _c("started_at", TS, "Run start (UTC)."),
     _c("ended_at", TS, "Run end (UTC)."),
     _c("status", pa.string(), "passed, failed, error, skipped, contract_violation or ungraded."),

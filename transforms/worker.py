@@ -16,14 +16,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.normalize.spans import SpanNormalizer
 from transforms.readers import Block, parse_line, split_block
 from transforms.schemas import TABLES
 
-NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer]] = {
+NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
+                  type[DurableNormalizer]] = {
     "responses": ResponseNormalizer,
     "spans": SpanNormalizer,
+    "durable": DurableNormalizer,
 }
 """The normalizer of each readable kind."""
 

@@ -32,7 +32,8 @@ compared as (
         files.lines_quarantined,
         coalesce(quarantined.n, 0) as quarantine_rows,
         files.lines_accepted,
-        case when files.kind = 'responses' then coalesce(run_rows.n, 0) end as run_rows
+        case when files.kind in ('responses', 'durable') then coalesce(run_rows.n, 0) end
+            as run_rows
     from files
     left join quarantined on files.source_file = quarantined.source_file
     left join run_rows on files.source_file = run_rows.source_file

@@ -138,8 +138,9 @@ def test_row_tuples_follow_schema_order() -> None:
 
     assert RUNS.names == [
         "run_id", "day", "agent", "agent_version", "model", "test_case_id", "batch_id",
-        "trace_id", "session_id", "turn_index", "started_at", "ended_at", "status", "score",
-        "judge_skipped", "outcome_error", "contract_mode", "trace_mode", "final_response",
+        "trace_id", "session_id", "turn_index", "session_done", "started_at", "ended_at",
+        "status", "score", "judge_skipped", "outcome_error", "contract_mode", "trace_mode",
+        "final_response",
         "final_response_chars", "final_response_truncated", "n_messages", "n_tool_calls",
         "n_thinking", "input_tokens", "output_tokens", "agent_runtime_ms", "system_prompt_id",
         "tokens_source", "record_shape", "source_file", "source_line"]

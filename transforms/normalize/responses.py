@@ -7,6 +7,7 @@ found. Cross-line rules (run_id_duplicate) are applied when a day is committed (
 """
 
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -93,8 +94,12 @@ class ResponseNormalizer:
                             code, s.severity, s.category, detail, self.source_file, line))
 
     # -- one record -------------------------------------------------------------------------
-    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
-        """Normalize one record; None when accepted, else why it is not a run record."""
+    def add(self, line: int, raw: bytes, obj: dict[str, Any], shape: str | None = None,
+            extra_flags: Sequence[tuple[str, str]] = ()) -> str | None:
+        """Normalize one record; None when accepted, else why it is not a run record.
+        `shape` names the record shape when another reader translated it (durable state);
+        `extra_flags` are (code, detail) findings that reader made."""
+        given_shape = shape
         keys = obj.keys()
         if "response" in obj:
             resp: Any = obj["response"]
@@ -110,6 +115,13 @@ class ResponseNormalizer:
         env = obj
         pending: Pending = []
         bad: list[str] = []
+        for code, detail in extra_flags:
+            if code == "envelope_malformed":
+                bad.append(detail)
+            else:
+                pending.append((code, detail, None, None))
+        if given_shape is not None:
+            shape = given_shape
 
         # identity
         rid = env.get("run_id")
@@ -201,6 +213,19 @@ class ResponseNormalizer:
                             f"text among {n_messages} messages", None, None))
             status_final = "contract_violation"
             judge_skipped = True
+        elif strict and is_turn and not self.transcript.replied_after_user:
+            # Every turn must return the assistant message it generated, not only history.
+            pending.append(("response_contract_violation",
+                            "rich+strict contract and the turn's messages have no assistant "
+                            "message with non-empty text after the last user message",
+                            None, None))
+            status_final = "contract_violation"
+            judge_skipped = True
+
+        session_done = resp.get("session_done", env.get("session_done"))
+        if session_done is not None and not isinstance(session_done, bool):
+            bad.append(f"session_done is {describe(session_done)}, not a boolean")
+            session_done = None
 
         model, system_prompt_id, in_tok, out_tok, runtime = self._metadata(
             resp.get("metadata"), rid, day, line, pending)
@@ -215,7 +240,8 @@ class ResponseNormalizer:
 
         self._runs.append((
             rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,
-            turn_index, started_at, ended_at, status_final, score, judge_skipped, outcome_error,
+            turn_index, session_done, started_at, ended_at, status_final, score, judge_skipped,
+            outcome_error,
             "rich_strict" if strict else "lenient", "rich" if rich else "thin", fr_text,
             fr_chars, truncated, n_messages, n_calls, n_thinking, in_tok, out_tok, runtime,
             system_prompt_id,

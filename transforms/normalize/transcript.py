@@ -44,6 +44,7 @@ class TranscriptNormalizer:
         self._messages_rows = buffers.rows_of["messages"]
         self._calls = buffers.rows_of["tool_calls"]
         self._thinking = buffers.rows_of["thinking"]
+        self.replied_after_user = False
 
     def messages(self, msgs: Any, rid: str | None, day: date, line: int, pending: Pending, *,
                  roles: frozenset[str] = ROLES, direction: str | None = None,
@@ -57,10 +58,12 @@ class TranscriptNormalizer:
             pending.append(("messages_missing",
                             "messages is absent" if msgs is None else "messages is []",
                             None, None))
+            self.replied_after_user = False
             return 0, 0, 0, False, False
         if not isinstance(msgs, list):
             pending.append(("messages_malformed",
                             f"messages is {describe(msgs)}, not a list", None, None))
+            self.replied_after_user = False
             return 0, 0, 0, False, False
         add_message = self._messages_rows.append
         add_thinking = self._thinking.append
@@ -70,6 +73,7 @@ class TranscriptNormalizer:
         calls_by_id: dict[str, list[list[Any]]] = {}
         run_calls: list[list[Any]] = []
         has_text = False
+        last_user = last_reply = -1
         n_msg = n_calls = n_thinking = 0
         for i, m in enumerate(msgs, first_index):
             if not isinstance(m, dict):
@@ -119,6 +123,9 @@ class TranscriptNormalizer:
             chars = len(text) if text is not None else None
             if role == "assistant" and text and not text.isspace():
                 has_text = True
+                last_reply = i
+            elif role == "user":
+                last_user = i
 
             th = m.get("thinking")
             if isinstance(th, list):
@@ -186,6 +193,8 @@ class TranscriptNormalizer:
                                 f"call {tool} in message {mi} has no id, so no tool message "
                                 "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME]))
             self._calls.append(tuple(row))
+        # A turn's own reply: assistant text after the last user message.
+        self.replied_after_user = last_reply > last_user
         problems = dropped + broken
         if problems:
             shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
