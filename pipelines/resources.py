@@ -13,6 +13,7 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
     home: str = ""
     landing: str = ""
     workers: int = 0
+    tools: str = ""
 
     def settings(self) -> Settings:
         base = Settings()
@@ -20,4 +21,5 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
             "home": Path(self.home) if self.home else base.home,
             "landing": Path(self.landing) if self.landing else base.landing,
             "workers": self.workers or base.workers,
+            "tools": Path(self.tools) if self.tools else base.tools,
         })

@@ -57,6 +57,9 @@ def ingest_cmd(
     kind: Annotated[str | None, typer.Option(help=f"Read every file as this kind "
                                              f"({', '.join(KINDS)}).")] = None,
     workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
+    tools: Annotated[Path | None, typer.Option(
+        help="Tool registry (tools.json or tools.yaml) to check tool calls against "
+             "[default: $RUNLAKE_TOOLS]")] = None,
 ) -> None:
     """Read trace files into the lake and rebuild the warehouse views."""
     if kind is not None and kind not in KINDS:
@@ -71,9 +74,11 @@ def ingest_cmd(
                           console=err, transient=True) as bar:
                 task = bar.add_task("ingesting", total=total)
                 report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
-                                progress=lambda n: bar.advance(task, n))
+                                progress=lambda n: bar.advance(task, n),
+                                tools=tools or settings.tools)
         else:
-            report = ingest(paths, h, kind=kind, workers=workers or settings.workers)
+            report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
+                            tools=tools or settings.tools)
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-from transforms import db, warehouse
+from transforms import db, registry, warehouse
 from transforms.lake import Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
@@ -69,29 +69,36 @@ class IngestReport:
 
 def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int | None = None,
            block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
-           now: datetime | None = None, build_views: bool = True) -> IngestReport:
+           now: datetime | None = None, build_views: bool = True,
+           tools: Path | None = None) -> IngestReport:
     """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
-    (unless `build_views` is False: the Dagster warehouse asset builds them)."""
+    (unless `build_views` is False: the Dagster warehouse asset builds them). With `tools`, a
+    tool registry file (transforms.registry), every tool call of a run is checked against it;
+    files read against another registry (or none) are read again."""
     now = now or datetime.now(UTC)
+    reg = registry.load(tools) if tools is not None else None
     lake = Lake(home)
     with lake.writer():
-        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views)
+        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg)
 
 
 def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None,
             block_bytes: int, progress: Progress | None, now: datetime,
-            build_views: bool) -> IngestReport:
+            build_views: bool, reg: registry.Registry | None) -> IngestReport:
     home = lake.home
     report = IngestReport(home=home, recovered=lake.recover())
     files = discover(paths, kind)
     known = lake.known_files()
+    tools_sha = reg.sha256 if reg is not None else None
     staging = home / ".staging" / uuid.uuid4().hex
     ingest_rows = ColumnBuffers(("ingest_files",))
     todo: list[tuple[InputFile, FileReport]] = []
     for f in files:
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
+        checked = tools_sha if f.kind in CHECKED_KINDS else None
         if f.source_file in known and known[f.source_file][1] == f.size \
+                and known[f.source_file][2] == checked \
                 and known[f.source_file][0] == file_sha256(f.path):
             fr.skipped = True
             if progress:
@@ -100,7 +107,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         todo.append((f, fr))
     try:
         staging.mkdir(parents=True, exist_ok=True)
-        for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now):
+        for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now, reg):
             file_day = _file_day(f, now)
             if f.kind not in READABLE_KINDS:
                 fr.error = _unreadable_reason(f)
@@ -109,10 +116,13 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 kind=f.kind or "unknown", compression=f.compression, sha256=sha,
                 bytes=f.size, lines=fr.lines, lines_accepted=fr.accepted,
                 lines_quarantined=fr.quarantined, lines_blank=fr.blank,
-                days=sorted(days | {file_day}), error=fr.error, ingested_at=now)
+                days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
+                tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
             stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
             _summarize(staging, report)
+            if reg is not None:
+                lake.write_registry(reg.rows())
             result = lake.commit(staging, [f.source_file for f, _ in todo])
             report.days = result.days
             report.rewritten_days = result.rewritten_days
@@ -124,6 +134,10 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
     finally:
         clear_staging(staging)
     return report
+
+
+CHECKED_KINDS = ("responses", "durable")
+"""Kinds whose tool calls are checked against a tool registry (span prompts repeat them)."""
 
 
 def _file_day(f: InputFile, now: datetime) -> date:
@@ -154,7 +168,8 @@ class _FileState:
 
 
 def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: int,
-         workers: int | None, progress: Progress | None, now: datetime
+         workers: int | None, progress: Progress | None, now: datetime,
+         reg: registry.Registry | None = None
          ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
     """Process every readable file block by block, blocks of all files sharing the workers;
     yields each file with its digest and the days its rows landed in."""
@@ -182,7 +197,8 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
             seen = 0
             for i, block in enumerate(reader):
                 task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
-                                 str(staging), f"{seq:06d}-{i:06d}")
+                                 str(staging), f"{seq:06d}-{i:06d}",
+                                 reg if f.kind in CHECKED_KINDS else None)
                 if pool is None:
                     state.add(process_block(task))
                 else:

@@ -30,9 +30,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from transforms import db
 from transforms.errors import LakeBusy
@@ -40,6 +42,12 @@ from transforms.flags import CATALOG
 from transforms.schemas import RUN_TABLES, TABLES
 
 SUPERSEDED = "_superseded"
+REGISTRY = "_registry"
+REGISTRY_SCHEMA = pa.schema([
+    ("agent", pa.string()), ("tool_name", pa.string()), ("description", pa.string()),
+    ("strict", pa.bool_()), ("parameters", pa.string()), ("registry_sha256", pa.string()),
+    ("registry_file", pa.string())])
+"""lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
 VERSIONS = "_versions"
 JOURNAL = "_commit.json"
 MAX_PARTS = 48
@@ -144,6 +152,10 @@ class Lake:
             for base in (self.root, self.root / SUPERSEDED) if base.is_dir()
             for table in base.iterdir() if table.is_dir() and not table.name.startswith("_")
             for p in table.iterdir() if p.is_symlink())
+        registry = self.root / REGISTRY / "tools.parquet"
+        if registry.exists():
+            st = registry.stat()
+            links.append(f"{REGISTRY}>{st.st_size}:{st.st_mtime_ns}")
         return hashlib.sha256("\n".join(links).encode()).hexdigest()
 
     # -- journal ----------------------------------------------------------------------------
@@ -185,16 +197,25 @@ class Lake:
         return removed
 
     # -- reading ----------------------------------------------------------------------------
-    def known_files(self) -> dict[str, tuple[str, int]]:
-        """source_file -> (sha256, bytes) of every file already in the lake."""
+    def known_files(self) -> dict[str, tuple[str, int, str | None]]:
+        """source_file -> (sha256, bytes, tools_sha256) of every file already in the lake."""
         con = db.connect()
         try:
             rows = con.execute(
-                f"SELECT source_file, sha256, bytes FROM ({scan_sql(self.root, 'ingest_files')})"
-            ).fetchall()
+                "SELECT source_file, sha256, bytes, tools_sha256 FROM "
+                f"({scan_sql(self.root, 'ingest_files')})").fetchall()
         finally:
             con.close()
-        return {r[0]: (r[1], r[2]) for r in rows}
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def write_registry(self, rows: list[dict[str, Any]]) -> None:
+        """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""
+        folder = self.root / REGISTRY
+        folder.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pylist(rows, schema=REGISTRY_SCHEMA)
+        tmp = folder / f".tools.{uuid.uuid4().hex}.parquet"
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, folder / "tools.parquet")
 
     # -- committing -------------------------------------------------------------------------
     def commit(self, staging: Path, replaced: Iterable[str]) -> CommitResult:

@@ -258,6 +258,8 @@ INGEST_FILES = Table("ingest_files", "one input file", (
     _c("days", pa.list_(pa.date32()), "Days this file's rows landed in."),
     _c("error", pa.string(), "Why the file could not be read to its end, if it could not."),
     _c("ingested_at", TS, "When the file was ingested (UTC)."),
+    _c("tools_sha256", pa.string(), "SHA-256 of the tool registry its tool calls were checked "
+       "against (null: none)."),
 ))
 
 TABLES: dict[str, Table] = {t.name: t for t in (

@@ -19,6 +19,8 @@ class Settings(BaseSettings):
                           "YYYY-MM-DD/ folders and loose files.")
     workers: int | None = Field(None, ge=1, le=64, description="Parallel parser processes "
                                 "(default: the machine's cores, at most 8).")
+    tools: Path | None = Field(None, description="Tool registry (tools.json or tools.yaml) "
+                               "that every run's tool calls are checked against.")
     first_day: date = Field(date(2025, 1, 1), description="First day of the Dagster daily "
                             "partitions.")
     max_quarantine_share: float = Field(0.05, ge=0, le=1, description="Check: largest share of "

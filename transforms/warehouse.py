@@ -21,7 +21,15 @@ import duckdb
 from transforms import db
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
-from transforms.lake import SUPERSEDED, Lake, scan_sql, sql_str
+from transforms.lake import (
+    REGISTRY,
+    REGISTRY_SCHEMA,
+    SUPERSEDED,
+    Lake,
+    duckdb_type,
+    scan_sql,
+    sql_str,
+)
 from transforms.schemas import TABLES
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -73,6 +81,15 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
     # Runs that lost to a later line with the same run_id: kept, and counted by the checks.
     con.execute("CREATE VIEW staging.stg_superseded_runs AS "
                 f"{scan_sql(lake / SUPERSEDED, 'runs')}")
+    # The tool registry the last ingest checked calls against (empty without one).
+    registry = lake / REGISTRY / "tools.parquet"
+    if registry.exists():
+        source = f"SELECT * FROM read_parquet({sql_str(str(registry.resolve()))})"
+    else:
+        source = "SELECT " + ", ".join(
+            f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
+        ) + " WHERE false"
+    con.execute(f"CREATE VIEW staging.stg_tool_registry AS {source}")
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]

@@ -20,6 +20,7 @@ from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.normalize.spans import SpanNormalizer
 from transforms.readers import Block, parse_line, split_block
+from transforms.registry import Registry
 from transforms.schemas import TABLES
 
 NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
@@ -30,6 +31,8 @@ NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
 }
 """The normalizer of each readable kind."""
 
+_REGISTRIES: dict[str, Registry] = {}
+
 
 @dataclass
 class BlockTask:
@@ -39,6 +42,7 @@ class BlockTask:
     file_day: date
     staging: str
     part: str
+    registry: Registry | None = None
 
 
 @dataclass
@@ -73,6 +77,9 @@ def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
 def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     buffers = ColumnBuffers()
     norm = NORMALIZERS[task.kind](task.source_file, task.file_day, buffers)
+    if task.registry is not None and not isinstance(norm, SpanNormalizer):
+        # One registry object per process, so its compiled validators serve every block.
+        norm.use_registry(_REGISTRIES.setdefault(task.registry.sha256, task.registry))
     res = BlockResult()
     for line_no, offset, line in split_block(task.block):
         res.lines += 1

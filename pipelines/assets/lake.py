@@ -118,7 +118,8 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
     day = date.fromisoformat(context.partition_key)
     files = files_by_day(s.landing).get(day, [])
     if files:
-        report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False)
+        report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False,
+                        tools=s.tools)
         skipped = sum(f.skipped for f in report.files)
         context.log.info(f"{day}: {len(files)} files ({skipped} unchanged), "
                          f"{report.lines_read:,} lines read; rows on days "

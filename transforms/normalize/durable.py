@@ -19,6 +19,7 @@ import orjson
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.readers import describe
+from transforms.registry import Registry
 
 SCHEMA_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 NOT_DURABLE = ("a JSON object without data.conversationHistory (a list), so not a durable agent "
@@ -38,6 +39,9 @@ class DurableNormalizer:
     def __init__(self, source_file: str, fallback_day: date, buffers: ColumnBuffers) -> None:
         self.responses = ResponseNormalizer(source_file, fallback_day, buffers)
         self.days = self.responses.days
+
+    def use_registry(self, registry: Registry | None) -> None:
+        self.responses.use_registry(registry)
 
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
         data = obj.get("data")

@@ -17,6 +17,7 @@ from transforms.flags import CATALOG
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.transcript import Pending, TranscriptNormalizer, canonical_json
 from transforms.readers import date_prefix, describe, json_type
+from transforms.registry import Registry
 
 FINAL_RESPONSE_LIMIT = 50_000
 OUTCOME_STATUSES = frozenset({"passed", "failed", "error", "skipped"})
@@ -84,6 +85,10 @@ class ResponseNormalizer:
         self._flags = rows["flags"]
         self.transcript = TranscriptNormalizer(source_file, buffers)
         self._kv = rows["metadata_kv"]
+
+    def use_registry(self, registry: Registry | None) -> None:
+        """Check every tool call of the runs against this tool registry."""
+        self.transcript.registry = registry
 
     # -- flags ------------------------------------------------------------------------------
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
@@ -203,7 +208,9 @@ class ResponseNormalizer:
                 fr = fr[:FINAL_RESPONSE_LIMIT]
             fr_text = fr
 
-        n_messages, n_calls, n_thinking, has_assistant_text, rich = self.transcript.messages(
+        tr = self.transcript
+        tr.tools = tr.registry.for_agent(agent) if tr.registry is not None else None
+        n_messages, n_calls, n_thinking, has_assistant_text, rich = tr.messages(
             resp.get("messages"), rid, day, line, pending)
 
         status_final = status or "ungraded"

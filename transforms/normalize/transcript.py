@@ -13,6 +13,7 @@ import orjson
 
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import describe, json_type
+from transforms.registry import Registry, Tool
 from transforms.schemas import TOOL_CALLS
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -45,6 +46,9 @@ class TranscriptNormalizer:
         self._calls = buffers.rows_of["tool_calls"]
         self._thinking = buffers.rows_of["thinking"]
         self.replied_after_user = False
+        # The tool registry and the tools the current run's agent may call (None: unchecked).
+        self.registry: Registry | None = None
+        self.tools: dict[str, Tool] | None = None
 
     def messages(self, msgs: Any, rid: str | None, day: date, line: int, pending: Pending, *,
                  roles: frozenset[str] = ROLES, direction: str | None = None,
@@ -232,9 +236,11 @@ class TranscriptNormalizer:
         arguments: str | None = None
         raw_args: str | None = None
         valid = True
+        value: Any = {}
         if isinstance(args, str):
             try:
-                arguments = canonical_json(orjson.loads(args))
+                value = orjson.loads(args)
+                arguments = canonical_json(value)
             except orjson.JSONDecodeError as e:
                 valid = False
                 raw_args = args
@@ -242,7 +248,11 @@ class TranscriptNormalizer:
                                 f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
                                 f"JSON: {e}", mi, ci, name))
         elif args is not _MISSING and args is not None:
+            value = args
             arguments = canonical_json(args)
+        if self.tools is not None and self.registry is not None:
+            for code, detail in self.registry.check(self.tools, name, value, valid):
+                pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name))
         return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
                 len(arguments) if arguments is not None else None, shape, None, None,
                 self.source, self.span_id, self.source_file, line]
