@@ -23,11 +23,14 @@ $(DAGSTER_HOME)/dagster.yaml: pipelines/dagster.yaml
 	@mkdir -p $(DAGSTER_HOME)
 	cp pipelines/dagster.yaml $@
 
+# The samples' tool registry, unless RUNLAKE_TOOLS names another (run and dev only).
+SAMPLE_TOOLS := $(if $(RUNLAKE_TOOLS),$(RUNLAKE_TOOLS),$(CURDIR)/data_samples/tools.yaml)
+
 run: install $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/python -m pipelines.materialize
+	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/python -m pipelines.materialize
 
 dev: install $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 test: install
 	$(BIN)/pytest -n 2

@@ -16,10 +16,13 @@ from transforms.ingest import ingest
 
 GOLDEN = REPO / "tests" / "golden" / "data_samples.json"
 SAMPLES = REPO / "data_samples"
+TOOLS = SAMPLES / "tools.yaml"
 
 
 def _raw_lines() -> dict[str, list[bytes]]:
     out = {}
+    for p in sorted(SAMPLES.rglob("*.durable.json")):
+        out[str(p.relative_to(SAMPLES))] = [p.read_bytes()]  # one document, one record
     for p in sorted(SAMPLES.rglob("*.jsonl*")):
         data = p.read_bytes()
         if p.suffix == ".gz":
@@ -41,7 +44,7 @@ def _strict(line: bytes) -> object:
 
 def sample_summary(home: Path) -> dict[str, object]:
     """Ingest data_samples/ into `home` and describe the warehouse it gives."""
-    report = ingest([SAMPLES], home)
+    report = ingest([SAMPLES], home, tools=TOOLS)
     con = warehouse.connect(home)
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     result = {
@@ -86,7 +89,19 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     ids: set[str] = set()
     records: dict[str, dict] = {}
     spans: list[dict] = []
+    durable_msgs = durable_calls = 0
     for name, v in raw.items():
+        if ".durable." in name:
+            doc = _strict(v[0])
+            ids.add(f"durable:{name}")
+            for entry in doc["data"]["conversationHistory"]:
+                for m in entry["messages"]:
+                    types = [c["$type"] for c in m["contents"]]
+                    results = types.count("functionResult")
+                    durable_msgs += results if m["role"] == "tool" and results == len(types) \
+                        else 1 + results
+                    durable_calls += types.count("functionCall")
+            continue
         if ".spans." in name:
             for ln in v:
                 obj = _strict(ln)
@@ -109,7 +124,8 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     msgs = sum(len(r.get("response", r).get("messages") or []) for r in records.values())
     calls = sum(len(m.get("tool_calls") or []) for r in records.values()
                 for m in (r.get("response", r).get("messages") or []))
-    assert summary["response_rows"] == {"messages": msgs, "tool_calls": calls}
+    assert summary["response_rows"] == {"messages": msgs + durable_msgs,
+                                        "tool_calls": calls + durable_calls}
     requests = [s["log_request"] for s in spans if s.get("log_request")]
     assert summary["rows"]["spans"] == len(spans)
     assert summary["rows"]["llm_calls"] == len(requests)
@@ -128,7 +144,8 @@ if __name__ == "__main__":
 def test_parallel_workers_give_the_same_lake(tmp_path: Path,
                                              summary: dict[str, object]) -> None:
     """Small blocks spread over two worker processes give exactly the serial result."""
-    report = ingest([SAMPLES], tmp_path / "home", workers=2, block_bytes=16 * 1024)
+    report = ingest([SAMPLES], tmp_path / "home", workers=2, block_bytes=16 * 1024,
+                    tools=TOOLS)
     assert sum(f.lines for f in report.files) == summary["lines"][0]
     con = warehouse.connect(tmp_path / "home")
     runs = dict(con.execute("SELECT status, count(*) FROM runs GROUP BY 1").fetchall())
@@ -160,4 +177,5 @@ def test_accounting_check_view(tmp_path: Path) -> None:
     rows = con.execute("SELECT lines - lines_accounted FROM checks.lines_accounted_for"
                        ).fetchall()
     con.close()
-    assert rows == [(1,)] * len(list((SAMPLES / "2026-11-20").glob("*.jsonl*")))
+    assert rows == [(1,)] * len([p for p in (SAMPLES / "2026-11-20").iterdir()
+                                 if ".jsonl" in p.name or p.name.endswith(".json")])

@@ -32,7 +32,7 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     res = RUNNER.invoke(app, ["report", "--home", str(samples_home)])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].startswith("2026-11-20: 48 runs against 2026-11-13 to 2026-11-19")
+    assert lines[0].startswith("2026-11-20: 58 runs against 2026-11-13 to 2026-11-19")
     # The one significant regression is the planted one, with its p-value; no stable pair.
     regressions = [line for line in lines if "REGRESSION" in line]
     assert regressions == ["  REGRESSION travel-agent / gpt-4o: pass rate 76% -> 25% "

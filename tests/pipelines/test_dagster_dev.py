@@ -89,7 +89,7 @@ def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
         mat = latest["data"]["assetOrError"]["assetMaterializations"][0]
         assert mat["partition"] == DAY
         entries = {e["label"]: e for e in mat["metadataEntries"]}
-        assert entries["dagster/row_count"]["intValue"] == 48
+        assert entries["dagster/row_count"]["intValue"] == 58
         assert 0 < entries["pass_rate"]["floatValue"] < 1
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -87,9 +87,9 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
                            "pass_rate_regression"}
     assert checks["lines_accounted_for"].passed
     q = checks["quarantine_share_below_limit"].metadata
-    assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (163, 4, 0.05)
+    assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (173, 4, 0.05)
     t = checks["truncation_rate_below_limit"].metadata
-    assert (t["runs"].value, t["runs_truncated"].value) == (48, 4)
+    assert (t["runs"].value, t["runs_truncated"].value) == (58, 4)
     assert checks["latest_day_is_fresh"].metadata["latest_day"].value == SAMPLE_DAY
     meta = {m.materialization.asset_key.to_user_string(): m.materialization.metadata
             for m in result.get_asset_materialization_events()}
@@ -97,13 +97,13 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
             if m.materialization.asset_key.to_user_string()
             not in ("warehouse_views", "nightly_report")} == {SAMPLE_DAY}
     runs = meta["runs"]
-    assert runs["dagster/row_count"].value == 48
+    assert runs["dagster/row_count"].value == 58
     assert 0 < runs["pass_rate"].value < 1
     assert runs["tokens_per_run"].value > 0 and runs["runtime_p95_ms"].value > 0
     assert "| run_id |" in runs["worst_runs"].value
     assert isinstance(runs["dagster/column_schema"].value, dg.TableSchema)
     assert meta["quarantine"]["dagster/row_count"].value == 4
-    assert meta["warehouse_views"]["runs"].value == 48
+    assert meta["warehouse_views"]["runs"].value == 58
     report = meta["nightly_report"]
     assert report["latest_day"].value == SAMPLE_DAY
     assert Path(report["path"].value).is_file()
