@@ -1,9 +1,10 @@
 """Real agent traces from public projects (../shared/real_traces, see its SOURCES.md).
 
-The tau-bench trajectories are OpenAI-style transcripts with nested tool calls: wrapped in a
-run envelope line by line (the mapping SOURCES.md gives), they must normalize to the figures
-SOURCES.md states. The SWE-agent predictions file is JSONL but not a run record: every line
-must be quarantined with its reason, none lost. The other real formats need an importer.
+The tau-bench trajectories are OpenAI-style transcripts with nested tool calls: imported with
+`runlake import tau-bench` (the mapping SOURCES.md gives), they must normalize to the figures
+SOURCES.md states; tau2 results likewise with `runlake import tau2`. The SWE-agent
+predictions file is JSONL but not a run record: every line must be quarantined with its
+reason, none lost. Inspect AI logs, Langfuse exports and OTLP spans need importers still.
 """
 
 import json
@@ -11,9 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.conftest import REAL_TRACES
 from transforms import warehouse
+from transforms.cli import app
 from transforms.ingest import ingest
 
 TAU = REAL_TRACES / "tau-bench" / "gpt-4o-airline.json"
@@ -22,28 +25,14 @@ SWE_PREDS = REAL_TRACES / "swe-agent" / "gpt4_swe-bench-dev-easy_all_preds.jsonl
 pytestmark = pytest.mark.skipif(not TAU.exists(), reason="../shared/real_traces not present")
 
 
-def _tau_lines(path: Path) -> list[str]:
-    out = []
-    for r in json.loads(path.read_text()):
-        answers = [m.get("content") for m in r["traj"] if m["role"] == "assistant"
-                   and isinstance(m.get("content"), str)]
-        out.append(json.dumps({
-            "run_id": f"{r['task_id']}-{r['trial']}", "agent": "tau-bench-tool-calling",
-            "model": "gpt-4o", "test_case_id": f"airline/{r['task_id']}",
-            "outcome": {"status": "passed" if r["reward"] == 1.0 else "failed",
-                        "score": r["reward"]},
-            "response": {"final_response": answers[-1] if answers else "",
-                         "messages": r["traj"]}}))
-    return out
-
-
 def test_tau_bench_airline(tmp_path: Path) -> None:
     """200 runs, 84 passed; 5,308 messages by role as SOURCES.md counts them; 1,164 nested
     tool calls, each answered by its tool message."""
-    landing = tmp_path / "landing" / "tau.responses.jsonl"
-    landing.parent.mkdir()
-    landing.write_text("\n".join(_tau_lines(TAU)) + "\n")
-    ingest([landing], tmp_path / "home")
+    res = CliRunner().invoke(app, ["import", "tau-bench", str(TAU), "--out",
+                                   str(tmp_path / "landing"), "--model", "gpt-4o"])
+    assert res.exit_code == 0, res.output
+    assert "200 runs (84 passed)" in res.output and "no tokens, runtime" in res.output
+    ingest([tmp_path / "landing"], tmp_path / "home")
     con = warehouse.connect(tmp_path / "home")
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     assert q("SELECT count(*), count(*) FILTER (status = 'passed') FROM runs") == [(200, 84)]
@@ -73,3 +62,33 @@ def test_swe_agent_predictions_are_quarantined_not_lost(tmp_path: Path) -> None:
     rows = con.execute("SELECT error_code, octet_length(raw) FROM quarantine").fetchall()
     con.close()
     assert rows == [("unrecognized_record", len(SWE_PREDS.read_bytes().splitlines()[0]))]
+
+
+TAU2 = sorted((REAL_TRACES / "tau2-bench").glob("*.json")) + sorted(
+    (REAL_TRACES / "tau2-bench-oscaralvaro").glob("*.json"))
+
+
+@pytest.mark.parametrize("src", TAU2, ids=[p.stem for p in TAU2])
+def test_tau2_results(src: Path, tmp_path: Path) -> None:
+    """Each simulation is a run: counts of runs, passes, messages (+ the policy as the system
+    message), tool calls and the agent's tokens agree with the source read independently;
+    every tool call is answered by its tool message."""
+    res = CliRunner().invoke(app, ["import", "tau2", str(src), "--out", str(tmp_path / "l")])
+    assert res.exit_code == 0, res.output
+    ingest([tmp_path / "l"], tmp_path / "home")
+    doc = json.loads(src.read_text())
+    sims = doc["simulations"]
+    usage = [m["usage"] for s in sims for m in s["messages"]
+             if m["role"] == "assistant" and m.get("usage")]
+    con = warehouse.connect(tmp_path / "home")
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    assert q("SELECT count(*), count(*) FILTER (status = 'passed'), sum(n_messages), "
+             "sum(n_tool_calls), sum(input_tokens), any_value(model) FROM runs") == [(
+        len(sims), sum(1 for s in sims if s["reward_info"]["reward"] == 1.0),
+        sum(len(s["messages"]) + 1 for s in sims),
+        sum(len(m.get("tool_calls") or []) for s in sims for m in s["messages"]),
+        sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
+        doc["info"]["agent_info"]["llm"])]
+    assert q("SELECT count(*) FROM tool_calls WHERE result_message_index IS NULL") == [(0,)]
+    assert q("SELECT count(*) FROM flags") == [(0,)]
+    con.close()

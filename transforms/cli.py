@@ -249,6 +249,33 @@ def report_cmd(
     out.print(f"report: {summary.path.resolve()}", highlight=False, markup=False)
 
 
+@app.command("import")
+def import_cmd(
+    fmt: Annotated[str, typer.Argument(help="tau-bench or tau2")],
+    sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
+                                          "<name>.responses.jsonl files into.")],
+    agent: Annotated[str | None, typer.Option(help="Agent name, when the source has "
+                                              "none.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name, when the source has "
+                                              "none.")] = None,
+) -> None:
+    """Convert other tools' result files into response JSONL that `runlake ingest` reads."""
+    from transforms.importers import run_import
+
+    try:
+        results = run_import(fmt, sources, out_dir, agent, model)
+    except InputError as e:
+        _fail(str(e), 2)
+    for r in results:
+        out.print(f"{r.source.name}: {r.runs:,} runs ({r.passed:,} passed) -> {r.output}",
+                  highlight=False, markup=False)
+        if r.lacks:
+            out.print(f"  the source has no {', '.join(r.lacks)}: those columns stay empty",
+                      highlight=False, markup=False)
+    out.print(f"next: runlake ingest {out_dir}", highlight=False, markup=False)
+
+
 @app.command("schema")
 def schema_cmd(
     fmt: Annotated[str | None, typer.Argument(

@@ -1,0 +1,200 @@
+"""`runlake import FORMAT SRC... --out DIR`: other tools' result files as runlake landing files.
+
+Each importer reads one source file and returns response envelope lines (formats.md §1), which
+are written to `DIR/<source name>.responses.jsonl`; the landing folder stays the one input of
+the pipeline. Each also says what the source lacks, so a user knows which columns stay empty.
+
+- `tau-bench`: a historical trajectories array `[{task_id, trial, reward, info, traj}]`. One
+  element is one run: `traj` is the OpenAI-style transcript (nested tool calls), passed =
+  `reward == 1.0`. The file names no model or agent (`--model`, `--agent` supply them) and
+  has no tokens, runtime or times.
+- `tau2`: a tau2-bench results file `{info, tasks, simulations}`. One simulation is one run:
+  the domain policy becomes the system message, `messages` the transcript (flat tool calls; a
+  tool message's `id` is its call id), passed = `reward == 1.0`, runtime = `duration`, times
+  from `start_time`/`end_time`, agent = `info.agent_info.implementation`, model =
+  `info.agent_info.llm`, tokens = the assistant messages' `usage` (the user simulator's usage
+  is not the agent's and is left out).
+"""
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transforms.errors import InputError
+
+FORMATS = ("tau-bench", "tau2")
+_KEEP = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+@dataclass
+class ImportResult:
+    source: Path
+    output: Path
+    runs: int
+    passed: int
+    lacks: list[str] = field(default_factory=list)
+
+
+def sniff(doc: Any) -> str:
+    """What a parsed JSON document looks like, for error messages."""
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0]:
+        return "tau-bench"
+    if isinstance(doc, dict):
+        if "simulations" in doc and "tasks" in doc:
+            return "tau2"
+        if "samples" in doc and "eval" in doc:
+            return "inspect"
+        if "resourceSpans" in doc:
+            return "otlp"
+        if isinstance(doc.get("data"), dict) and "conversationHistory" in doc["data"]:
+            return "durable"
+        if "observations" in doc or ("trace" in doc and "observations" in doc.get("trace", {})):
+            return "langfuse"
+    return "unknown"
+
+
+def _load(src: Path) -> Any:
+    try:
+        return json.loads(src.read_bytes())
+    except OSError as e:
+        raise InputError(f"{src}: cannot read ({e.strerror})") from None
+    except ValueError as e:
+        raise InputError(f"{src}: not a JSON document ({e})") from None
+
+
+def _wrong(src: Path, fmt: str, doc: Any) -> InputError:
+    seen = sniff(doc)
+    hint = {"unknown": "its shape matches no format runlake imports",
+            "durable": "it is a durable agent state document: put it in the landing folder as "
+                       "*.durable.json, no import needed",
+            "otlp": "it is OTLP/JSON: put it in the landing folder as *.otlp.jsonl"}.get(
+        seen, f"it looks like a {seen} file: use `runlake import {seen}`")
+    return InputError(f"{src}: not a {fmt} file; {hint}")
+
+
+def _final(messages: list[dict[str, Any]]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"]:
+            return str(m["content"])
+    return ""
+
+
+def _utc(ts: Any) -> str | None:
+    if not isinstance(ts, str) or not ts:
+        return None
+    return ts if re.search(r"(Z|[+-]\d\d:?\d\d)$", ts) else ts + "Z"
+
+
+def tau_bench(src: Path, doc: Any, agent: str | None, model: str | None
+              ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "tau-bench":
+        raise _wrong(src, "tau-bench", doc)
+    lines = []
+    for r in doc:
+        traj = r.get("traj") or []
+        reward = r.get("reward")
+        lines.append({
+            "run_id": f"{src.stem}-{r.get('task_id')}-{r.get('trial', 0)}",
+            "agent": agent or "tau-bench",
+            **({"model": model} if model else {}),
+            "test_case_id": f"{src.stem}/{r.get('task_id')}",
+            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward},
+            "response": {"final_response": _final(traj), "messages": traj}})
+    lacks = ["tokens", "runtime", "start and end times"] + ([] if model else ["model"])
+    return lines, lacks
+
+
+def tau2(src: Path, doc: Any, agent: str | None, model: str | None
+         ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "tau2":
+        raise _wrong(src, "tau2", doc)
+    info = doc.get("info") or {}
+    agent_info = info.get("agent_info") or {}
+    env = info.get("environment_info") or {}
+    domain = env.get("domain_name") or src.stem
+    policy = env.get("policy")
+    lines = []
+    any_tokens = False
+    for sim in doc["simulations"]:
+        msgs: list[dict[str, Any]] = []
+        if isinstance(policy, str) and policy:
+            msgs.append({"role": "system", "content": policy})
+        tokens_in = tokens_out = 0
+        has_usage = False
+        for m in sim.get("messages") or []:
+            if not isinstance(m, dict):
+                msgs.append(m)  # kept as is: the ingest flags it
+                continue
+            out = {k: m[k] for k in _KEEP if m.get(k) is not None}
+            if m.get("role") == "tool" and "tool_call_id" not in out and m.get("id"):
+                out["tool_call_id"] = m["id"]
+            if out.get("tool_calls"):
+                out["tool_calls"] = [{k: v for k, v in c.items() if k != "requestor"}
+                                     if isinstance(c, dict) else c for c in out["tool_calls"]]
+            usage = m.get("usage")
+            if m.get("role") == "assistant" and isinstance(usage, dict):
+                has_usage = True
+                tokens_in += usage.get("prompt_tokens") or 0
+                tokens_out += usage.get("completion_tokens") or 0
+            msgs.append(out)
+        any_tokens = any_tokens or has_usage
+        reward = (sim.get("reward_info") or {}).get("reward")
+        duration = sim.get("duration")
+        metadata: dict[str, Any] = {}
+        if model or agent_info.get("llm"):
+            metadata["model"] = model or agent_info.get("llm")
+        if has_usage:
+            metadata.update(total_input_tokens=tokens_in, total_output_tokens=tokens_out)
+        if isinstance(duration, int | float):
+            metadata["agent_runtime_ms"] = round(duration * 1000)
+        line: dict[str, Any] = {
+            "run_id": str(sim.get("id") or f"{src.stem}-{sim.get('task_id')}-"
+                                              f"{sim.get('trial', 0)}"),
+            "agent": agent or agent_info.get("implementation") or "tau2",
+            "test_case_id": f"{domain}/{sim.get('task_id')}",
+            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward},
+            "response": {"final_response": _final(msgs), "messages": msgs,
+                         "metadata": metadata}}
+        for key, value in (("started_at", _utc(sim.get("start_time"))),
+                           ("ended_at", _utc(sim.get("end_time")))):
+            if value:
+                line[key] = value
+        lines.append(line)
+    lacks = [] if any_tokens else ["agent token usage (only the user simulator reports it)"]
+    return lines, lacks
+
+
+IMPORTERS: dict[str, Callable[[Path, Any, str | None, str | None],
+                              tuple[list[dict[str, Any]], list[str]]]] = {
+    "tau-bench": tau_bench, "tau2": tau2}
+
+
+def _safe_name(src: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.stem).strip("._") or "import"
+    return stem[:120]
+
+
+def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,
+               model: str | None = None) -> list[ImportResult]:
+    """Convert each source file; write `out/<name>.responses.jsonl` atomically."""
+    if fmt not in IMPORTERS:
+        raise InputError(f"unknown format {fmt!r}; runlake imports: {', '.join(IMPORTERS)}")
+    results = []
+    out.mkdir(parents=True, exist_ok=True)
+    for src in sources:
+        if src.is_dir():
+            raise InputError(f"{src}: a folder; name the result files to import")
+        lines, lacks = IMPORTERS[fmt](src, _load(src), agent, model)
+        target = out / f"{_safe_name(src)}.responses.jsonl"
+        tmp = out / f".{target.name}.{uuid.uuid4().hex}"
+        tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
+                       encoding="utf-8")
+        os.replace(tmp, target)
+        passed = sum(1 for line in lines if line["outcome"]["status"] == "passed")
+        results.append(ImportResult(src, target, len(lines), passed, lacks))
+    return results
