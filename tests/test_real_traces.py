@@ -31,7 +31,7 @@ def test_tau_bench_airline(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["import", "tau-bench", str(TAU), "--out",
                                    str(tmp_path / "landing"), "--model", "gpt-4o"])
     assert res.exit_code == 0, res.output
-    assert "200 runs (84 passed)" in res.output and "no tokens, runtime" in res.output
+    assert "200 runs (84 passed)" in res.output and "no tokens, runtime or times" in res.output
     ingest([tmp_path / "landing"], tmp_path / "home")
     con = warehouse.connect(tmp_path / "home")
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
@@ -90,5 +90,33 @@ def test_tau2_results(src: Path, tmp_path: Path) -> None:
         sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
         doc["info"]["agent_info"]["llm"])]
     assert q("SELECT count(*) FROM tool_calls WHERE result_message_index IS NULL") == [(0,)]
+    assert q("SELECT count(*) FROM flags") == [(0,)]
+    con.close()
+
+
+INSPECT = sorted((REAL_TRACES / "inspect-ai").glob("*.json"))
+
+
+def test_inspect_logs(tmp_path: Path) -> None:
+    """Every sample of the three logs is a run; passes are the first scorer's C; messages,
+    tool calls (Inspect's own shape, each answered) and tokens match the logs read directly."""
+    res = CliRunner().invoke(app, ["import", "inspect", *map(str, INSPECT), "--out",
+                                   str(tmp_path / "l")])
+    assert res.exit_code == 0, res.output
+    assert "status is 'cancelled'" in res.output
+    ingest([tmp_path / "l"], tmp_path / "home")
+    samples = [s for p in INSPECT for s in json.loads(p.read_text())["samples"]]
+    con = warehouse.connect(tmp_path / "home")
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    assert q("SELECT count(*), count(*) FILTER (status = 'passed'), sum(n_messages), "
+             "sum(n_tool_calls), sum(input_tokens), sum(output_tokens) FROM runs") == [(
+        len(samples),
+        sum(1 for s in samples if next(iter(s["scores"].values()))["value"] == "C"),
+        sum(len(s["messages"]) for s in samples),
+        sum(len(m.get("tool_calls") or []) for s in samples for m in s["messages"]),
+        sum(u["input_tokens"] for s in samples for u in s["model_usage"].values()),
+        sum(u["output_tokens"] for s in samples for u in s["model_usage"].values()))]
+    assert q("SELECT tool_name, count(result_message_index) FROM tool_calls GROUP BY 1 "
+             "ORDER BY 1") == [("web_browser_click", 3), ("web_browser_go", 1)]
     assert q("SELECT count(*) FROM flags") == [(0,)]
     con.close()

@@ -251,7 +251,7 @@ def report_cmd(
 
 @app.command("import")
 def import_cmd(
-    fmt: Annotated[str, typer.Argument(help="tau-bench or tau2")],
+    fmt: Annotated[str, typer.Argument(help="tau-bench, tau2 or inspect")],
     sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
                                           "<name>.responses.jsonl files into.")],
@@ -270,9 +270,8 @@ def import_cmd(
     for r in results:
         out.print(f"{r.source.name}: {r.runs:,} runs ({r.passed:,} passed) -> {r.output}",
                   highlight=False, markup=False)
-        if r.lacks:
-            out.print(f"  the source has no {', '.join(r.lacks)}: those columns stay empty",
-                      highlight=False, markup=False)
+        for note in r.notes:
+            out.print(f"  note: {note}", highlight=False, markup=False)
     out.print(f"next: runlake ingest {out_dir}", highlight=False, markup=False)
 
 

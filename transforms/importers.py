@@ -14,6 +14,11 @@ the pipeline. Each also says what the source lacks, so a user knows which column
   from `start_time`/`end_time`, agent = `info.agent_info.implementation`, model =
   `info.agent_info.llm`, tokens = the assistant messages' `usage` (the user simulator's usage
   is not the agent's and is left out).
+- `inspect`: an Inspect AI eval log (`.json`). One sample (epoch) is one run: agent = the
+  task, model = `eval.model`, passed = the first scorer's value `C` (`I` failed, `P` failed
+  with score 0.5), error = the sample's error, tokens = the sum of `model_usage`, runtime =
+  `total_time`, times from the sample's events; Inspect's tool calls (`function` holds the
+  tool name) become flat calls, `reasoning` parts thinking.
 """
 
 import json
@@ -27,7 +32,6 @@ from typing import Any
 
 from transforms.errors import InputError
 
-FORMATS = ("tau-bench", "tau2")
 _KEEP = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
@@ -37,7 +41,8 @@ class ImportResult:
     output: Path
     runs: int
     passed: int
-    lacks: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What the source lacks or how it was read, one sentence each."""
 
 
 def sniff(doc: Any) -> str:
@@ -105,7 +110,8 @@ def tau_bench(src: Path, doc: Any, agent: str | None, model: str | None
             "test_case_id": f"{src.stem}/{r.get('task_id')}",
             "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward},
             "response": {"final_response": _final(traj), "messages": traj}})
-    lacks = ["tokens", "runtime", "start and end times"] + ([] if model else ["model"])
+    lacks = ["no tokens, runtime or times in the source: those columns stay empty"] + (
+        [] if model else ["no model in the source (pass --model)"])
     return lines, lacks
 
 
@@ -165,13 +171,104 @@ def tau2(src: Path, doc: Any, agent: str | None, model: str | None
             if value:
                 line[key] = value
         lines.append(line)
-    lacks = [] if any_tokens else ["agent token usage (only the user simulator reports it)"]
+    lacks = [] if any_tokens else ["no agent token usage in the source (only the user "
+                                   "simulator reports it): the token columns stay empty"]
+    return lines, lacks
+
+
+def _inspect_message(m: Any) -> Any:
+    if not isinstance(m, dict):
+        return m
+    out: dict[str, Any] = {"role": m.get("role")}
+    content = m.get("content")
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, dict) and p.get("type") == "reasoning":
+                parts.append({"type": "thinking", "thinking": p.get("reasoning") or ""})
+            else:
+                parts.append(p)
+        content = parts
+    out["content"] = content
+    calls = m.get("tool_calls")
+    if isinstance(calls, list):
+        # Inspect names the tool in `function` as a string: the flat shape's `name`.
+        out["tool_calls"] = [{"id": c.get("id"), "name": c.get("function"),
+                              "arguments": c.get("arguments")} if isinstance(c, dict) else c
+                             for c in calls]
+    if m.get("tool_call_id"):
+        out["tool_call_id"] = m["tool_call_id"]
+    if isinstance(m.get("function"), str):
+        out["name"] = m["function"]
+    return out
+
+
+def _inspect_status(sample: dict[str, Any]) -> tuple[str | None, float | None]:
+    if sample.get("error"):
+        return "error", None
+    scores = sample.get("scores") or {}
+    if not scores:
+        return None, None
+    value = next(iter(scores.values())).get("value") if isinstance(
+        next(iter(scores.values())), dict) else None
+    if value in ("C", True) or (isinstance(value, int | float) and value == 1):
+        return "passed", 1.0
+    if value in ("I", "P", "N", False) or isinstance(value, int | float):
+        return "failed", 0.5 if value == "P" else (float(value) if isinstance(
+            value, int | float) else 0.0)
+    return None, None
+
+
+def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
+                ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "inspect":
+        raise _wrong(src, "inspect", doc)
+    ev = doc.get("eval") or {}
+    task = ev.get("task") or src.stem
+    lines = []
+    for sample in doc.get("samples") or []:
+        msgs = [_inspect_message(m) for m in sample.get("messages") or []]
+        usage = sample.get("model_usage") or {}
+        metadata: dict[str, Any] = {"model": model or ev.get("model")}
+        if usage:
+            metadata["total_input_tokens"] = sum(u.get("input_tokens") or 0
+                                                 for u in usage.values())
+            metadata["total_output_tokens"] = sum(u.get("output_tokens") or 0
+                                                  for u in usage.values())
+        if isinstance(sample.get("total_time"), int | float):
+            metadata["agent_runtime_ms"] = round(sample["total_time"] * 1000)
+        status, score = _inspect_status(sample)
+        output = sample.get("output") or {}
+        final = output.get("completion") if isinstance(output.get("completion"), str) \
+            else _final(msgs)
+        line: dict[str, Any] = {
+            "run_id": str(sample.get("uuid") or f"{ev.get('run_id', src.stem)}-"
+                                                 f"{sample.get('id')}-{sample.get('epoch', 1)}"),
+            "agent": agent or task, "test_case_id": f"{task}/{sample.get('id')}",
+            "batch_id": ev.get("run_id"),
+            "response": {"final_response": final or _final(msgs), "messages": msgs,
+                         "metadata": metadata}}
+        if status:
+            line["outcome"] = {"status": status, "score": score}
+            if status == "error":
+                line["outcome"]["error"] = str(sample["error"].get("message")
+                                               if isinstance(sample["error"], dict)
+                                               else sample["error"])[:1000]
+        stamps = [e.get("timestamp") for e in sample.get("events") or []
+                  if isinstance(e, dict) and isinstance(e.get("timestamp"), str)]
+        if stamps:
+            line["started_at"], line["ended_at"] = stamps[0], stamps[-1]
+        lines.append(line)
+    lacks = []
+    if doc.get("status") != "success":
+        lacks.append(f"the log's status is {doc.get('status')!r}: its samples are imported "
+                     "as they are")
     return lines, lacks
 
 
 IMPORTERS: dict[str, Callable[[Path, Any, str | None, str | None],
                               tuple[list[dict[str, Any]], list[str]]]] = {
-    "tau-bench": tau_bench, "tau2": tau2}
+    "tau-bench": tau_bench, "tau2": tau2, "inspect": inspect_log}
 
 
 def _safe_name(src: Path) -> str:
@@ -195,6 +292,7 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
         tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
                        encoding="utf-8")
         os.replace(tmp, target)
-        passed = sum(1 for line in lines if line["outcome"]["status"] == "passed")
+        passed = sum(1 for line in lines
+                     if (line.get("outcome") or {}).get("status") == "passed")
         results.append(ImportResult(src, target, len(lines), passed, lacks))
     return results
