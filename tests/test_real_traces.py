@@ -120,3 +120,27 @@ def test_inspect_logs(tmp_path: Path) -> None:
              "ORDER BY 1") == [("web_browser_click", 3), ("web_browser_go", 1)]
     assert q("SELECT count(*) FROM flags") == [(0,)]
     con.close()
+
+
+LANGFUSE = sorted((REAL_TRACES / "langfuse-framework-traces").glob("*.json"))
+
+
+def test_langfuse_exports_land_as_spans_with_tokens(tmp_path: Path) -> None:
+    """23 framework traces: every observation a span, every GENERATION an LLM call with its
+    model and token usage, as the exports say."""
+    res = CliRunner().invoke(app, ["import", "langfuse", *map(str, LANGFUSE), "--out",
+                                   str(tmp_path / "l")])
+    assert res.exit_code == 0, res.output
+    ingest([tmp_path / "l"], tmp_path / "home")
+    obs = [o for p in LANGFUSE for o in json.loads(p.read_text())["observations"]]
+    gens = [o for o in obs if o["type"] == "GENERATION"]
+    con = warehouse.connect(tmp_path / "home")
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    assert q("SELECT count(*) FROM spans") == [(len(obs),)]
+    assert q("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM llm_calls") == [
+        (len(gens), sum(o.get("inputUsage") or 0 for o in gens),
+         sum(o.get("outputUsage") or 0 for o in gens))]
+    assert sorted(r[0] for r in q("SELECT DISTINCT model FROM llm_calls")) == sorted(
+        {o["model"] for o in gens})
+    assert q("SELECT count(*) FROM quarantine") == [(0,)]
+    con.close()

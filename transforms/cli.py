@@ -251,7 +251,7 @@ def report_cmd(
 
 @app.command("import")
 def import_cmd(
-    fmt: Annotated[str, typer.Argument(help="tau-bench, tau2 or inspect")],
+    fmt: Annotated[str, typer.Argument(help="tau-bench, tau2, inspect or langfuse")],
     sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
                                           "<name>.responses.jsonl files into.")],
@@ -260,7 +260,7 @@ def import_cmd(
     model: Annotated[str | None, typer.Option(help="Model name, when the source has "
                                               "none.")] = None,
 ) -> None:
-    """Convert other tools' result files into response JSONL that `runlake ingest` reads."""
+    """Convert other tools' result files into response (or span) JSONL for `runlake ingest`."""
     from transforms.importers import run_import
 
     try:
@@ -268,8 +268,9 @@ def import_cmd(
     except InputError as e:
         _fail(str(e), 2)
     for r in results:
-        out.print(f"{r.source.name}: {r.runs:,} runs ({r.passed:,} passed) -> {r.output}",
-                  highlight=False, markup=False)
+        what = (f"{r.runs:,} spans" if r.output.name.endswith(".spans.jsonl")
+                else f"{r.runs:,} runs ({r.passed:,} passed)")
+        out.print(f"{r.source.name}: {what} -> {r.output}", highlight=False, markup=False)
         for note in r.notes:
             out.print(f"  note: {note}", highlight=False, markup=False)
     out.print(f"next: runlake ingest {out_dir}", highlight=False, markup=False)
