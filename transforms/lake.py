@@ -274,6 +274,7 @@ class Lake:
             | _days(con, "SELECT day FROM sup_runs")
             | _days(con, "SELECT day FROM old_flags WHERE code = 'run_id_duplicate'"))
         plan: dict[str, list[list[str | None]]] = {"links": []}
+        moves: list[tuple[str, date, list[Path], list[Path]]] = []
         for t in TABLES:
             for d in days:
                 old_parts = sorted(self.link(t, d).glob("*.parquet"))
@@ -282,13 +283,16 @@ class Lake:
                     rewrite.add(d)
                     self._rewrite(con, t, d, commit, plan)
                 elif new_parts:
-                    version = self._version(t, d, False, commit)
-                    version.mkdir(parents=True)
-                    for p in old_parts:
-                        _link_or_copy(p, version / p.name)
-                    for i, p in enumerate(new_parts):
-                        os.replace(p, version / f"part-{commit}-{i:05d}.parquet")
-                    plan["links"].append([str(self.link(t, d)), str(version)])
+                    moves.append((t, d, old_parts, new_parts))
+        # Staged parts move only after every rewrite has read the staging folder whole.
+        for t, d, old_parts, new_parts in moves:
+            version = self._version(t, d, False, commit)
+            version.mkdir(parents=True)
+            for p in old_parts:
+                _link_or_copy(p, version / p.name)
+            for i, p in enumerate(new_parts):
+                os.replace(p, version / f"part-{commit}-{i:05d}.parquet")
+            plan["links"].append([str(self.link(t, d)), str(version)])
         self.root.mkdir(parents=True, exist_ok=True)
         journal = self.root / JOURNAL
         tmp_journal = self.root / (JOURNAL + ".tmp")

@@ -51,6 +51,18 @@ def test_changed_file_replaces_its_rows(write_lines: Callable[..., Path], home: 
     assert b.exists()
 
 
+def test_rewritten_day_after_a_day_that_only_gains_parts(
+        write_lines: Callable[..., Path], home: Path, query: Callable[..., Any]) -> None:
+    """A commit that moves staged parts into one day and rewrites a later day reads the staged
+    rows before any of them move (whatever today's date is)."""
+    a = write_lines([run("a1", "2099-01-01")], name="a.responses.jsonl")
+    ingest([a], home)
+    write_lines([run("a2", "2000-01-01")], name="a.responses.jsonl")
+    ingest([a], home)
+    assert query("SELECT run_id, day::VARCHAR FROM runs") == [("a2", "2000-01-01")]
+    assert not (home / "lake" / "runs" / "day=2099-01-01").exists()
+
+
 def test_duplicate_across_files_and_days(write_lines: Callable[..., Path], home: Path,
                                          query: Callable[..., Any]) -> None:
     """The later line (by path, then line) wins even on another day; when it goes away, the
