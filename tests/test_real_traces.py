@@ -4,7 +4,9 @@ The tau-bench trajectories are OpenAI-style transcripts with nested tool calls: 
 `runlake import tau-bench` (the mapping SOURCES.md gives), they must normalize to the figures
 SOURCES.md states; tau2 results likewise with `runlake import tau2`. The SWE-agent
 predictions file is JSONL but not a run record: every line must be quarantined with its
-reason, none lost. Inspect AI logs, Langfuse exports and OTLP spans need importers still.
+reason, none lost. Inspect AI logs, Langfuse exports, the Vercel AI SDK's OTel spans and the
+AgentOps export go through their importers; each test derives its figures from the source
+file itself.
 """
 
 import json
@@ -143,4 +145,63 @@ def test_langfuse_exports_land_as_spans_with_tokens(tmp_path: Path) -> None:
     assert sorted(r[0] for r in q("SELECT DISTINCT model FROM llm_calls")) == sorted(
         {o["model"] for o in gens})
     assert q("SELECT count(*) FROM quarantine") == [(0,)]
+    con.close()
+
+
+VERCEL = REAL_TRACES / "openinference" / "vercel-ai-sdk-v6_all-spans.json"
+AGENTOPS = REAL_TRACES / "agentops-ibm-tutorial" / "agent_ops_traces.json"
+
+
+def test_vercel_ai_sdk_spans_land_with_their_provider_calls(tmp_path: Path) -> None:
+    """Ten ReadableSpans: every one a span with its HrTime duration; the provider calls
+    (doGenerate/doStream, which carry gen_ai.usage) are the LLM calls, their outer
+    generateText/streamText spans are not counted twice; embeddings are not chat calls."""
+    res = CliRunner().invoke(app, ["import", "otlp", str(VERCEL), "--out", str(tmp_path / "l")])
+    assert res.exit_code == 0 and "10 spans" in res.output, res.output
+    ingest([tmp_path / "l"], tmp_path / "home")
+    spans = json.loads(VERCEL.read_text())
+    calls = [s["attributes"] for s in spans if "gen_ai.usage.input_tokens" in s["attributes"]]
+    con = warehouse.connect(tmp_path / "home")
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    assert q("SELECT count(*), count(parent_id), sum(duration_ms) FROM spans") == [(
+        len(spans), 0, pytest.approx(sum(
+            (s["endTime"][0] - s["startTime"][0]) * 1e3 + (s["endTime"][1] - s["startTime"][1])
+            / 1e6 for s in spans)))]
+    assert q("SELECT count(*), sum(input_tokens), sum(output_tokens), "
+             "count(*) FILTER (n_output_messages = 1) FROM llm_calls") == [(
+        len(calls), sum(a["gen_ai.usage.input_tokens"] for a in calls),
+        sum(a["gen_ai.usage.output_tokens"] for a in calls), len(calls))]
+    assert sorted(q("SELECT model FROM llm_calls")) == sorted(
+        (a["gen_ai.response.model"],) for a in calls)
+    assert q("SELECT count(*) FROM flags") == [(0,)]
+    con.close()
+
+
+def test_agentops_export_lands_as_a_span_tree(tmp_path: Path) -> None:
+    """The CrewAI run: 7 spans in one tree; the two LLM spans carry the tokens (string numbers
+    in the export), and their sum equals the totals the workflow span reports."""
+    res = CliRunner().invoke(app, ["import", "agentops", str(AGENTOPS), "--out",
+                                   str(tmp_path / "l")])
+    assert res.exit_code == 0 and "7 spans" in res.output, res.output
+    ingest([tmp_path / "l"], tmp_path / "home")
+    doc = json.loads(AGENTOPS.read_text())
+    llm = [s["span_attributes"]["gen_ai"] for s in doc["spans"]
+           if s["span_attributes"].get("agentops", {}).get("span", {}).get("kind") == "llm"]
+    root = next(s for s in doc["spans"] if not s["parent_span_id"])
+    con = warehouse.connect(tmp_path / "home")
+    q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    assert q("SELECT count(*), count(parent_id), count(DISTINCT trace_id) FROM spans") == [
+        (len(doc["spans"]), len(doc["spans"]) - 1, 1)]
+    assert q("SELECT max(duration_ms) FROM spans") == [(root["duration"] / 1e6,)]
+    assert q("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM llm_calls") == [(
+        len(llm), sum(int(g["usage"]["prompt_tokens"]) for g in llm),
+        sum(int(g["usage"]["completion_tokens"]) for g in llm))]
+    usage = root["span_attributes"]["gen_ai"]["usage"]
+    assert q("SELECT sum(input_tokens), sum(output_tokens) FROM llm_calls") == [
+        (int(usage["prompt_tokens"]), int(usage["completion_tokens"]))]
+    assert q("SELECT role, count(*) FROM messages GROUP BY 1 ORDER BY 1") == sorted(
+        Counter(m["role"] for g in llm for m in g["prompt"] + g["completion"]).items())
+    assert sorted(q("SELECT DISTINCT agent FROM llm_calls")) == [
+        ("Songwriter",), ("Website Researcher",)]
+    assert q("SELECT count(*) FROM flags") == [(0,)]
     con.close()

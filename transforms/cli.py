@@ -251,10 +251,11 @@ def report_cmd(
 
 @app.command("import")
 def import_cmd(
-    fmt: Annotated[str, typer.Argument(help="tau-bench, tau2, inspect or langfuse")],
+    fmt: Annotated[str, typer.Argument(
+        help="tau-bench, tau2, inspect, langfuse, otlp or agentops")],
     sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
-                                          "<name>.responses.jsonl files into.")],
+                                          "<name>.responses|spans|otlp.jsonl files into.")],
     agent: Annotated[str | None, typer.Option(help="Agent name, when the source has "
                                               "none.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name, when the source has "
@@ -268,7 +269,7 @@ def import_cmd(
     except InputError as e:
         _fail(str(e), 2)
     for r in results:
-        what = (f"{r.runs:,} spans" if r.output.name.endswith(".spans.jsonl")
+        what = (f"{r.runs:,} spans" if r.output.name.endswith((".spans.jsonl", ".otlp.jsonl"))
                 else f"{r.runs:,} runs ({r.passed:,} passed)")
         out.print(f"{r.source.name}: {what} -> {r.output}", highlight=False, markup=False)
         for note in r.notes:

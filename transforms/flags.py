@@ -97,7 +97,8 @@ _SPECS: tuple[FlagSpec, ...] = (
              "The provider returned a partial response (error_type PROVIDER_PARTIAL_RESPONSE).",
              SPANS_BULK),
     FlagSpec("llm_output_truncated", "warning", "truncation", "llm_call",
-             "output_tokens reached parameters.max_tokens (or max_output_tokens).", SPANS_BULK),
+             "output_tokens reached parameters.max_tokens (or max_output_tokens), or an OTLP "
+             "span's finish reason is length.", SPANS_BULK),
     FlagSpec("llm_error_message_truncated", "info", "truncation", "llm_call",
              "error_message is at its 1,024-character limit.", SPANS_BULK),
     FlagSpec("llm_status_error_type_mismatch", "warning", "contract", "llm_call",

@@ -24,6 +24,14 @@ the pipeline. Each also says what the source lacks, so a user knows which column
   resource attributes from `metadata`, and for GENERATION observations a log_request (model,
   provider from gen_ai.provider.name / gen_ai.system / llm.provider, input and output messages
   from the framework's shape, `inputUsage`/`outputUsage` tokens, `totalCost`).
+- `otlp`: OpenTelemetry spans saved as one JSON document: a collector export
+  `{resourceSpans}`, a JSON array of OTLP spans or OTel JS ReadableSpans (`spanContext`,
+  `[s, ns]` times), or one span. Written as `*.otlp.jsonl`, one span (or export) per line, for
+  the OTLP reader (transforms/normalize/otlp.py), which maps the GenAI conventions.
+- `agentops`: an AgentOps trace export `{trace, spans}`. Each span becomes an OTLP span: ids,
+  parent, name, kind, ISO times, status, and its nested `span_attributes` flattened to dotted
+  OTel keys (`gen_ai.usage.prompt_tokens`, `gen_ai.prompt`, ...); a span inherits
+  `gen_ai.agent.name` from the nearest agent span above it (the agent's `role`).
 """
 
 import json
@@ -32,11 +40,12 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
+from transforms.normalize.spans import ALIASES
 
 _KEEP = ("role", "content", "tool_calls", "tool_call_id", "name")
 
@@ -55,18 +64,33 @@ def sniff(doc: Any) -> str:
     """What a parsed JSON document looks like, for error messages."""
     if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0]:
         return "tau-bench"
+    if isinstance(doc, list) and doc and all(_is_span(x) for x in doc):
+        return "otlp"
     if isinstance(doc, dict):
         if "simulations" in doc and "tasks" in doc:
             return "tau2"
         if "samples" in doc and "eval" in doc:
             return "inspect"
-        if "resourceSpans" in doc:
+        if "resourceSpans" in doc or _is_span(doc):
             return "otlp"
+        if isinstance(doc.get("trace"), dict) and isinstance(doc.get("spans"), list) and all(
+                isinstance(x, dict) and "span_attributes" in x for x in doc["spans"]):
+            return "agentops"
         if isinstance(doc.get("data"), dict) and "conversationHistory" in doc["data"]:
             return "durable"
+        if doc and all(isinstance(k, str) and k.startswith(("gen_ai.", "llm.", "ai.",
+                                                             "openinference."))
+                       for k in doc if "." in k) and any("." in k for k in doc):
+            return "span attributes"
         if "observations" in doc or ("trace" in doc and "observations" in doc.get("trace", {})):
             return "langfuse"
     return "unknown"
+
+
+def _is_span(x: Any) -> bool:
+    """An OTLP span (traceId, spanId) or an OTel JS ReadableSpan (spanContext)."""
+    return isinstance(x, dict) and (("traceId" in x and "spanId" in x)
+                                    or isinstance(x.get("spanContext"), dict))
 
 
 def _load(src: Path) -> Any:
@@ -78,14 +102,19 @@ def _load(src: Path) -> Any:
         raise InputError(f"{src}: not a JSON document ({e})") from None
 
 
+def _a(word: str) -> str:
+    return "an" if word[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
 def _wrong(src: Path, fmt: str, doc: Any) -> InputError:
     seen = sniff(doc)
     hint = {"unknown": "its shape matches no format runlake imports",
             "durable": "it is a durable agent state document: put it in the landing folder as "
                        "*.durable.json, no import needed",
-            "otlp": "it is OTLP/JSON: put it in the landing folder as *.otlp.jsonl"}.get(
-        seen, f"it looks like a {seen} file: use `runlake import {seen}`")
-    return InputError(f"{src}: not a {fmt} file; {hint}")
+            "span attributes": "it holds one span's attributes without ids or times; "
+                               "runlake imports whole spans (traceId, spanId, times)",
+            }.get(seen, f"it looks like {_a(seen)} {seen} file: use `runlake import {seen}`")
+    return InputError(f"{src}: not {_a(fmt)} {fmt} file; {hint}")
 
 
 def _final(messages: list[dict[str, Any]]) -> str:
@@ -325,12 +354,16 @@ def _chat(value: Any, role: str) -> list[dict[str, Any]]:
 
 
 def _ns(ts: Any) -> int | None:
+    """An ISO time as Unix nanoseconds, exact to the microsecond (no float rounding)."""
     if not isinstance(ts, str):
         return None
     try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1e9)
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return int(t.replace(microsecond=0).timestamp()) * 1_000_000_000 + t.microsecond * 1000
 
 
 def langfuse(src: Path, doc: Any, agent: str | None, model: str | None
@@ -366,8 +399,7 @@ def langfuse(src: Path, doc: Any, agent: str | None, model: str | None
             "attributes": attrs,
             "resource": {"attributes": res_attrs, "schema_url": ""}}
         if o.get("type") == "GENERATION":
-            provider = next((attrs[k] for k in ("gen_ai.provider.name", "gen_ai.system",
-                                                "llm.provider", "llm.system")
+            provider = next((attrs[k] for k in ALIASES["provider"]
                              if isinstance(attrs.get(k), str)), "unknown")
             usage = o.get("usageDetails") or {}
             span["log_request"] = {
@@ -386,11 +418,107 @@ def langfuse(src: Path, doc: Any, agent: str | None, model: str | None
     return [{"spans": spans}], notes
 
 
+def otlp(src: Path, doc: Any, agent: str | None, model: str | None
+         ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "otlp":
+        raise _wrong(src, "otlp", doc)
+    lines = doc if isinstance(doc, list) else [doc]
+    if agent:
+        for line in lines:
+            for rs in line.get("resourceSpans") or []:
+                if isinstance(rs, dict):
+                    res = rs.setdefault("resource", {})
+                    res["attributes"] = [a for a in res.get("attributes") or []
+                                         if a.get("key") != "service.name"] + [
+                        {"key": "service.name", "value": {"stringValue": agent}}]
+            attrs = line.get("attributes")
+            if "resourceSpans" in line:
+                continue
+            if isinstance(attrs, list):  # OTLP KeyValue list
+                line["attributes"] = [a for a in attrs if isinstance(a, dict) and a.get(
+                    "key") != "gen_ai.agent.name"] + [
+                    {"key": "gen_ai.agent.name", "value": {"stringValue": agent}}]
+            else:
+                line["attributes"] = {**(attrs if isinstance(attrs, dict) else {}),
+                                      "gen_ai.agent.name": agent}
+    notes = ["no pass/fail and no run record in OTLP spans: they land as spans (and LLM "
+             "calls), linked to runs only by a run_id attribute or trace id"]
+    return lines, notes
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested attribute objects as OTel's dotted keys; lists and scalars stay values."""
+    if not isinstance(value, dict):
+        return {prefix: value} if prefix else {}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+_AO_KINDS = {"internal": "SPAN_KIND_INTERNAL", "server": "SPAN_KIND_SERVER",
+             "client": "SPAN_KIND_CLIENT", "producer": "SPAN_KIND_PRODUCER",
+             "consumer": "SPAN_KIND_CONSUMER"}
+_AO_STATUS = {"OK": "STATUS_CODE_OK", "ERROR": "STATUS_CODE_ERROR", "UNSET": "STATUS_CODE_UNSET"}
+
+
+def agentops(src: Path, doc: Any, agent: str | None, model: str | None
+             ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "agentops":
+        raise _wrong(src, "agentops", doc)
+    trace_id = doc["trace"].get("trace_id")
+    by_id = {s.get("span_id"): s for s in doc["spans"]}
+
+    def agent_of(s: dict[str, Any]) -> str | None:
+        seen: set[Any] = set()
+        while s is not None and s.get("span_id") not in seen:
+            seen.add(s.get("span_id"))
+            role = _flatten(s.get("span_attributes")).get("agent.role")
+            if isinstance(role, str) and role:
+                return role
+            s = by_id.get(s.get("parent_span_id"))  # type: ignore[assignment]
+        return None
+
+    lines = []
+    for s in doc["spans"]:
+        attrs = _flatten(s.get("span_attributes"))
+        if isinstance(s.get("attributes"), dict):
+            attrs.update(_flatten(s["attributes"]))
+        name = agent or agent_of(s)
+        if name:
+            attrs["gen_ai.agent.name"] = name
+        status = {"code": _AO_STATUS.get(str(s.get("status_code")).upper(),
+                                         "STATUS_CODE_UNSET")}
+        if s.get("status_message"):
+            status["message"] = s["status_message"]
+        lines.append({
+            "traceId": trace_id, "spanId": s.get("span_id"),
+            **({"parentSpanId": s["parent_span_id"]} if s.get("parent_span_id") else {}),
+            "name": s.get("span_name"),
+            "kind": _AO_KINDS.get(str(s.get("span_kind")).lower(), "SPAN_KIND_INTERNAL"),
+            "startTimeUnixNano": _ns(s.get("start_time")),
+            "endTimeUnixNano": _ns(s.get("end_time")), "status": status, "attributes": attrs,
+            "resource": {"attributes": _flatten(s.get("resource_attributes"))}})
+    notes = ["no pass/fail and no run record in an AgentOps export: its spans land as spans "
+             "(and LLM calls where they carry a model and tokens)"]
+    return lines, notes
+
+
 IMPORTERS: dict[str, Callable[[Path, Any, str | None, str | None],
                               tuple[list[dict[str, Any]], list[str]]]] = {
-    "tau-bench": tau_bench, "tau2": tau2, "inspect": inspect_log, "langfuse": langfuse}
-KIND_OF = {"langfuse": "spans"}
+    "tau-bench": tau_bench, "tau2": tau2, "inspect": inspect_log, "langfuse": langfuse,
+    "otlp": otlp, "agentops": agentops}
+KIND_OF = {"langfuse": "spans", "otlp": "otlp", "agentops": "otlp"}
 """The landing kind each importer writes (responses unless named)."""
+
+
+def _n_spans(line: dict[str, Any]) -> int:
+    if isinstance(line.get("spans"), list):
+        return len(line["spans"])
+    if isinstance(line.get("resourceSpans"), list):
+        return sum(len((ss or {}).get("spans") or []) for rs in line["resourceSpans"]
+                   if isinstance(rs, dict) for ss in rs.get("scopeSpans") or [])
+    return 1
 
 
 def _safe_name(src: Path) -> str:
@@ -416,6 +544,6 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
         os.replace(tmp, target)
         passed = sum(1 for line in lines
                      if (line.get("outcome") or {}).get("status") == "passed")
-        n = sum(len(line["spans"]) for line in lines) if fmt in KIND_OF else len(lines)
+        n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
         results.append(ImportResult(src, target, n, passed, lacks))
     return results

@@ -27,7 +27,7 @@ Kind = Literal["responses", "spans", "otlp", "durable"]
 """How a file is read (formats.md §4): response JSONL, span JSONL, OTLP/JSON lines, durable
 agent state documents."""
 KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
-READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable")
+READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable", "otlp")
 """Kinds this version of runlake normalizes; other kinds are reported, never silently skipped."""
 
 BOM = b"\xef\xbb\xbf"

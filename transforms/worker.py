@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.durable import DurableNormalizer
+from transforms.normalize.otlp import OtlpNormalizer
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.normalize.spans import SpanNormalizer
 from transforms.readers import Block, parse_line, split_block
@@ -24,10 +25,11 @@ from transforms.registry import Registry
 from transforms.schemas import TABLES
 
 NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
-                  type[DurableNormalizer]] = {
+                  type[DurableNormalizer] | type[OtlpNormalizer]] = {
     "responses": ResponseNormalizer,
     "spans": SpanNormalizer,
     "durable": DurableNormalizer,
+    "otlp": OtlpNormalizer,
 }
 """The normalizer of each readable kind."""
 
@@ -77,7 +79,7 @@ def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
 def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     buffers = ColumnBuffers()
     norm = NORMALIZERS[task.kind](task.source_file, task.file_day, buffers)
-    if task.registry is not None and not isinstance(norm, SpanNormalizer):
+    if task.registry is not None and isinstance(norm, ResponseNormalizer | DurableNormalizer):
         # One registry object per process, so its compiled validators serve every block.
         norm.use_registry(_REGISTRIES.setdefault(task.registry.sha256, task.registry))
     res = BlockResult()

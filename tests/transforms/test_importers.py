@@ -27,6 +27,31 @@ def test_wrong_format_names_what_the_file_looks_like(tmp_path: Path) -> None:
                                         "data": {"conversationHistory": []}})
     res = RUNNER.invoke(app, ["import", "tau2", str(state), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "*.durable.json" in res.output
+    attrs = _write(tmp_path, "a.json", {"gen_ai.operation.name": "chat", "input": "{}"})
+    res = RUNNER.invoke(app, ["import", "otlp", str(attrs), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "attributes without ids or times" in res.output
+    spans = _write(tmp_path, "sp.json", [{"traceId": "a" * 32, "spanId": "b" * 16}])
+    res = RUNNER.invoke(app, ["import", "agentops", str(spans), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "looks like an otlp file" in res.output.replace("\n", " ")
+
+
+def test_otlp_import_names_the_agent(tmp_path: Path) -> None:
+    """--agent reaches every span of a collector export (service.name) and of a span array
+    (gen_ai.agent.name), replacing what the source said."""
+    export = {"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "svc"}}]},
+        "scopeSpans": [{"spans": [{"traceId": "a" * 32, "spanId": "b" * 16}]}]}]}
+    array = [{"traceId": "c" * 32, "spanId": "d" * 16, "attributes": [
+        {"key": "gen_ai.agent.name", "value": {"stringValue": "old"}}]}]
+    res = RUNNER.invoke(app, ["import", "otlp", str(_write(tmp_path, "e.json", export)),
+                              str(_write(tmp_path, "s.json", array)), "--out",
+                              str(tmp_path / "o"), "--agent", "planner"])
+    assert res.exit_code == 0, res.output
+    (e,) = [json.loads(x) for x in (tmp_path / "o" / "e.otlp.jsonl").read_text().splitlines()]
+    assert e["resourceSpans"][0]["resource"]["attributes"] == [
+        {"key": "service.name", "value": {"stringValue": "planner"}}]
+    (s,) = [json.loads(x) for x in (tmp_path / "o" / "s.otlp.jsonl").read_text().splitlines()]
+    assert s["attributes"] == [{"key": "gen_ai.agent.name", "value": {"stringValue": "planner"}}]
 
 
 def test_bad_inputs_are_one_line(tmp_path: Path) -> None:

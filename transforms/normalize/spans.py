@@ -35,10 +35,33 @@ ALLOWED_STATUSES: dict[str, frozenset[str]] = {
 SPAN_ROLES = ROLES | {"developer", "function", "placeholder", "completion"}
 RUN_ID_KEYS = ("run_id", "pipelines.run_id")
 AGENT_KEYS = ("agent.name", "gen_ai.agent.name")
-CACHED_KEYS = ("gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cached_input_tokens",
-               "llm.token_count.prompt_details.cache_read")
-REASONING_KEYS = ("gen_ai.usage.reasoning_tokens",
-                  "llm.token_count.completion_details.reasoning")
+# One alias table: each field and the attribute spellings seen in the wild, first match wins
+# (current OTel GenAI, then older GenAI, OpenInference `llm.*`, OpenLLMetry, Vercel AI SDK).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
+                 "ai.model.provider"),
+    "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
+              "ai.response.model", "ai.model.id"),
+    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+                     "llm.token_count.prompt", "llm.usage.prompt_tokens",
+                     "ai.usage.promptTokens", "ai.usage.inputTokens"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                      "llm.token_count.completion", "llm.usage.completion_tokens",
+                      "ai.usage.completionTokens", "ai.usage.outputTokens"),
+    "max_tokens": ("gen_ai.request.max_tokens", "llm.request.max_tokens"),
+    "finish_reasons": ("gen_ai.response.finish_reasons", "ai.response.finishReason"),
+    "input_messages": ("gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages"),
+    "output_messages": ("gen_ai.output.messages", "gen_ai.completion"),
+    "cached_input_tokens": ("gen_ai.usage.cache_read_input_tokens",
+                            "gen_ai.usage.cached_input_tokens",
+                            "llm.token_count.prompt_details.cache_read",
+                            "ai.usage.cachedInputTokens"),
+    "reasoning_tokens": ("gen_ai.usage.reasoning_tokens",
+                         "llm.token_count.completion_details.reasoning",
+                         "ai.usage.reasoningTokens"),
+}
+CACHED_KEYS = ALIASES["cached_input_tokens"]
+REASONING_KEYS = ALIASES["reasoning_tokens"]
 NOT_A_SPAN = ("a JSON object that is neither a Span (with a context) nor a CreateSpansBulk body "
               "(with a spans list)")
 
@@ -185,9 +208,15 @@ class SpanNormalizer:
         if error_type == "PROVIDER_PARTIAL_RESPONSE":
             flags.append(("llm_partial_response",
                           f"status {status}, error_type PROVIDER_PARTIAL_RESPONSE", None, None))
+        finish = lr.get("finish_reasons")
+        cut = [f for f in finish if f in ("length", "max_tokens", "MAX_TOKENS")] \
+            if isinstance(finish, list) else []
         if max_tokens and out_tok is not None and out_tok >= max_tokens:
             flags.append(("llm_output_truncated",
                           f"output_tokens {out_tok} reached max_tokens {max_tokens}", None, None))
+        elif cut:
+            # OTel GenAI: a finish reason of `length` means the model stopped at its limit.
+            flags.append(("llm_output_truncated", f"finish reason {cut[0]!r}", None, None))
         if error_message is not None and len(error_message) >= ERROR_MESSAGE_LIMIT:
             flags.append(("llm_error_message_truncated",
                           f"error_message has {len(error_message)} characters, the "

@@ -1,0 +1,113 @@
+"""OTLP/JSON span lines with the GenAI conventions: the collector's resourceSpans records and
+single spans (the OTel JS ReadableSpan too), OpenInference's flattened attributes through the
+same mapping, finish reasons, older spellings, and lines that are not OTLP."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import REAL_TRACES
+from transforms.ingest import ingest
+
+OI = REAL_TRACES / "openinference"
+
+
+def kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Attributes as OTLP KeyValue lists, the way the collector writes them."""
+    def value(v: Any) -> dict[str, Any]:
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        if isinstance(v, float):
+            return {"doubleValue": v}
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        return {"stringValue": v}
+    return [{"key": k, "value": value(v)} for k, v in attrs.items()]
+
+
+def span(span_id: str, attrs: dict[str, Any], parent: str | None = None, trace: str = "a" * 32,
+         kind: Any = 3) -> dict[str, Any]:
+    s = {"traceId": trace, "spanId": span_id, "name": attrs.get("gen_ai.operation.name", "op"),
+         "kind": kind, "startTimeUnixNano": "1763683200000000000",
+         "endTimeUnixNano": "1763683201500000000", "attributes": kv(attrs),
+         "status": {"code": 1}}
+    if parent:
+        s["parentSpanId"] = parent
+    return s
+
+
+def record(*spans: dict[str, Any], service: str = "weather-agent") -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": kv({"service.name": service})},
+                               "scopeSpans": [{"scope": {"name": "test"}, "spans": list(spans)}]}]}
+
+
+def test_genai_and_openinference_spellings_agree(write_lines: Callable[..., Path], home: Path,
+                                                 query: Callable[..., Any]) -> None:
+    """The same chat call in current GenAI attributes and in OpenInference's flattened form
+    gives the same LLM call and messages; the execute_tool span keeps its tool attributes."""
+    chat = json.loads((OI / "otel_genai_client_span_tool_calls.json").read_text())
+    tool = json.loads((OI / "otel_genai_tool_execution_span.json").read_text())
+    oi = json.loads((OI / "openinference_client_span_tool_calls.json").read_text())
+    line = record(span("1" * 16, chat), span("2" * 16, tool, parent="1" * 16, kind=1),
+                  span("3" * 16, oi, trace="b" * 32))
+    ingest([write_lines([line], name="agent.otlp.jsonl")], home)
+    calls = query("SELECT span_id, provider, model, input_tokens, output_tokens, "
+                  "n_input_messages, n_output_messages FROM llm_calls ORDER BY 1")
+    assert calls == [("1" * 16, "openai", "gpt-4-0613", 97, 52, 3, 1),
+                     ("3" * 16, "openai", "gpt-4-0613", 97, 52, 3, 1)]
+    by_span = {}
+    for sid, role, text, n_calls, call_id in query(
+            "SELECT span_id, role, text, n_tool_calls, tool_call_id FROM messages "
+            "ORDER BY span_id, message_index"):
+        by_span.setdefault(sid, []).append((role, text, n_calls, call_id))
+    assert by_span["1" * 16] == by_span["3" * 16]
+    assert by_span["1" * 16][2] == ("tool", "rainy, 57°F", 0, "1234")
+    assert query("SELECT tool_name, arguments FROM tool_calls") == [
+        ("get_weather", '{"location":"Paris"}')] * 2
+    assert query("SELECT kind, agent, parent_id FROM spans WHERE span_id = ?", ["2" * 16]) == [
+        ("INTERNAL", "weather-agent", "1" * 16)]
+    attrs = json.loads(query("SELECT attributes FROM spans WHERE span_id = ?", ["2" * 16])[0][0])
+    assert attrs["gen_ai.tool.name"] == "get_weather" and attrs["gen_ai.tool.call.id"] == "1234"
+
+
+def test_finish_reason_length_and_old_spellings(write_lines: Callable[..., Path], home: Path,
+                                                query: Callable[..., Any]) -> None:
+    cut = {"gen_ai.operation.name": "chat", "gen_ai.system": "anthropic",
+           "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.prompt_tokens": 40,
+           "gen_ai.usage.completion_tokens": 512, "gen_ai.response.finish_reasons": ["length"]}
+    fine = {**cut, "gen_ai.response.finish_reasons": ["stop"]}
+    lines = [record(span("4" * 16, cut)), record(span("5" * 16, fine)),
+             {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "no ids"}]}]}]},
+             {"hello": "world"}]
+    report = ingest([write_lines(lines, name="old.otlp.jsonl")], home)
+    assert [(f.lines, f.accepted, f.quarantined) for f in report.files] == [(4, 3, 1)]
+    assert query("SELECT span_id, provider, input_tokens, output_tokens FROM llm_calls "
+                 "ORDER BY 1") == [("4" * 16, "anthropic", 40, 512),
+                                   ("5" * 16, "anthropic", 40, 512)]
+    assert sorted(query("SELECT code, span_id FROM flags")) == [
+        ("llm_output_truncated", "4" * 16), ("span_malformed", None)]
+    assert query("SELECT truncated_by FROM v_truncations") == [("model",)]
+    assert query("SELECT error_code FROM quarantine") == [("unrecognized_record",)]
+
+
+def test_js_readable_spans_with_hrtime(tmp_path: Path, home: Path,
+                                      query: Callable[..., Any]) -> None:
+    """The Vercel AI SDK capture: ReadableSpans, one per line, [s, ns] times, no parents."""
+    spans = json.loads((OI / "vercel-ai-sdk-v6_all-spans.json").read_text())
+    path = tmp_path / "landing" / "vercel.otlp.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    ingest([path], home)
+    assert query("SELECT count(*), count(parent_id) FROM spans") == [(len(spans), 0)]
+    with_tokens = [s for s in spans if "gen_ai.usage.input_tokens" in s["attributes"]]
+    assert query("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM llm_calls") == [(
+        len(with_tokens), sum(s["attributes"]["gen_ai.usage.input_tokens"] for s in with_tokens),
+        sum(s["attributes"]["gen_ai.usage.output_tokens"] for s in with_tokens))]
+    first = spans[0]
+    assert query("SELECT duration_ms FROM spans WHERE span_id = ?",
+                 [first["spanContext"]["spanId"]])[0][0] == ((
+                     first["endTime"][0] - first["startTime"][0]) * 1e9 + first["endTime"][1]
+                     - first["startTime"][1]) / 1e6

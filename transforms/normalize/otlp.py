@@ -1,0 +1,286 @@
+"""OTLP/JSON span lines (`*.otlp.jsonl`) with the OpenTelemetry GenAI conventions.
+
+A line is a collector file-exporter record `{"resourceSpans": [...]}` or one OTLP span
+(`{"traceId", "spanId", ...}`; also the OTel JS ReadableSpan `{"spanContext", "startTime":
+[s, ns], ...}`). Each span is translated into the spans-bulk Span the span normalizer reads, so
+it gets the same tables and flags:
+
+- ids, parent, name, kind, times (Unix nanoseconds), status, events, attributes (OTLP
+  `AnyValue` lists flattened to plain values) and resource attributes;
+- an LLM call (a log_request) when `gen_ai.operation.name` is chat / text_completion /
+  generate_content, or the span is an OpenInference LLM span: provider, model (response model,
+  else request model), tokens, `max_tokens`, finish reasons (`length` is a truncation), and the
+  messages of `gen_ai.input.messages` / `gen_ai.output.messages` (parts text, tool_call,
+  tool_call_response, reasoning), else OpenInference's flattened `llm.input_messages.N.*`.
+
+Older spellings go through one alias table (`spans.ALIASES`, which the span reader uses for
+cached and reasoning tokens too). OTel's input token count includes cached
+tokens; `cached_input_tokens` is the part read from cache, never added to it.
+"""
+
+import re
+from datetime import date
+from typing import Any
+
+import orjson
+
+from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.spans import ALIASES, SpanNormalizer
+
+NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
+            "span (traceId and spanId)")
+KINDS: dict[Any, str] = {
+    0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER",
+    "SPAN_KIND_INTERNAL": "INTERNAL", "SPAN_KIND_SERVER": "SERVER",
+    "SPAN_KIND_CLIENT": "CLIENT", "SPAN_KIND_PRODUCER": "PRODUCER",
+    "SPAN_KIND_CONSUMER": "CONSUMER"}
+JS_KINDS: dict[Any, str] = {0: "INTERNAL", 1: "SERVER", 2: "CLIENT", 3: "PRODUCER",
+                            4: "CONSUMER"}
+"""The OTel JS SpanKind enum of a ReadableSpan, which numbers kinds unlike the OTLP proto."""
+STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
+          "STATUS_CODE_ERROR": "ERROR"}
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+
+
+def _any_value(v: Any) -> Any:
+    """An OTLP AnyValue as a plain value."""
+    if not isinstance(v, dict):
+        return v
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in v:
+            return v[key]
+    if "intValue" in v:
+        try:
+            return int(v["intValue"])
+        except (TypeError, ValueError):
+            return v["intValue"]
+    if "arrayValue" in v:
+        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in v:
+        return _attributes((v["kvlistValue"] or {}).get("values"))
+    if "bytesValue" in v:
+        return v["bytesValue"]
+    return None
+
+
+def _attributes(kvs: Any) -> dict[str, Any]:
+    if isinstance(kvs, dict):
+        return kvs  # already a plain mapping (JS ReadableSpan, hand-made exports)
+    out: dict[str, Any] = {}
+    for kv in kvs or []:
+        if isinstance(kv, dict) and isinstance(kv.get("key"), str):
+            out[kv["key"]] = _any_value(kv.get("value"))
+    return out
+
+
+def _first(attrs: dict[str, Any], field: str) -> Any:
+    for key in ALIASES[field]:
+        if attrs.get(key) is not None:
+            return attrs[key]
+    return None
+
+
+def _kind(v: Any, js: bool) -> str:
+    """A span kind by name or number (the JS ReadableSpan numbers them its own way)."""
+    table = JS_KINDS if js else KINDS
+    return table.get(v, "INTERNAL") if isinstance(v, int | str) else "INTERNAL"
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return orjson.loads(v)
+        except orjson.JSONDecodeError:
+            return v
+    return v
+
+
+def _nanos(v: Any) -> int | None:
+    if isinstance(v, list) and len(v) == 2:  # HrTime [seconds, nanos]
+        return int(v[0]) * 1_000_000_000 + int(v[1])
+    try:
+        return int(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.isdigit():
+        return int(v)
+    return None
+
+
+def genai_messages(raw: Any) -> list[dict[str, Any]] | None:
+    """GenAI `{role, parts: [...]}` messages (or OpenAI-style ones) as transcript messages."""
+    value = _json(raw)
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if not isinstance(value, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for m in value:
+        if not isinstance(m, dict):
+            out.append(m)  # kept: the transcript normalizer flags it
+            continue
+        parts = m.get("parts")
+        if not isinstance(parts, list):
+            content = m.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            out.append({**m, "content": blocks})
+            continue
+        blocks, calls, results = [], [], []
+        for p in parts:
+            t = p.get("type") if isinstance(p, dict) else None
+            if t == "text":
+                blocks.append({"type": "text", "text": p.get("content") or p.get("text") or ""})
+            elif t == "reasoning":
+                blocks.append({"type": "thinking", "thinking": p.get("content") or ""})
+            elif t == "tool_call":
+                calls.append({"id": p.get("id"), "name": p.get("name"),
+                              "arguments": p.get("arguments")})
+            elif t == "tool_call_response":
+                resp = p.get("response", p.get("result"))
+                results.append({"role": "tool", "tool_call_id": p.get("id"), "content": [
+                    {"type": "text", "text": resp if isinstance(resp, str)
+                     else orjson.dumps(resp).decode()}]})
+            elif isinstance(p, dict):
+                blocks.append(p)
+        if results and not blocks and not calls:
+            out.extend(results)
+            continue
+        msg: dict[str, Any] = {"role": m.get("role"), "content": blocks}
+        if calls:
+            msg["tool_calls"] = calls
+        out.append(msg)
+        out.extend(results)
+    return out
+
+
+_FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
+
+
+def openinference_messages(attrs: dict[str, Any], direction: str) -> list[dict[str, Any]]:
+    """OpenInference's flattened `llm.<direction>_messages.N.message.*` attributes."""
+    rows: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        m = _FLAT.match(key)
+        if m and m[1] == direction:
+            rows.setdefault(int(m[2]), {})[m[3]] = value
+    out = []
+    for _, f in sorted(rows.items()):
+        blocks = []
+        if isinstance(f.get("content"), str):
+            blocks.append({"type": "text", "text": f["content"]})
+        texts = sorted((k, v) for k, v in f.items()
+                       if k.startswith("contents.") and k.endswith("message_content.text"))
+        blocks += [{"type": "text", "text": v} for _, v in texts]
+        msg: dict[str, Any] = {"role": f.get("role"), "content": blocks}
+        calls: dict[int, dict[str, Any]] = {}
+        for k, v in f.items():
+            cm = _CALL.match(k)
+            if cm:
+                calls.setdefault(int(cm[1]), {})[cm[2].split(".")[-1]] = v
+        if calls:
+            msg["tool_calls"] = [{"id": c.get("id"), "name": c.get("name"),
+                                  "arguments": c.get("arguments")}
+                                 for _, c in sorted(calls.items())]
+        if f.get("tool_call_id"):
+            msg["tool_call_id"] = f["tool_call_id"]
+        out.append(msg)
+    return out
+
+
+def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
+    """One OTLP span as a spans-bulk Span (the seed's shape)."""
+    ctx: dict[str, Any] = span["spanContext"] if isinstance(span.get("spanContext"),
+                                                             dict) else {}
+    attrs = _attributes(span.get("attributes"))
+    status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
+    parent_ctx: dict[str, Any] = span["parentSpanContext"] if isinstance(
+        span.get("parentSpanContext"), dict) else {}
+    code = STATUS.get(status.get("code"), "UNSET")
+    out: dict[str, Any] = {
+        "name": span.get("name"),
+        "context": {"trace_id": span.get("traceId") or ctx.get("traceId"),
+                    "span_id": span.get("spanId") or ctx.get("spanId"), "trace_state": ""},
+        "kind": "SpanKind." + _kind(span.get("kind"), js=bool(ctx)),
+        "parent_id": span.get("parentSpanId") or parent_ctx.get("spanId") or None,
+        "start_time": _nanos(span.get("startTimeUnixNano", span.get("startTime"))),
+        "end_time": _nanos(span.get("endTimeUnixNano", span.get("endTime"))),
+        "status": {"status_code": f"StatusCode.{code}",
+                   **({"description": status["message"]} if status.get("message") else {})},
+        "attributes": attrs,
+        "events": [{"name": e.get("name"), "timestamp": _nanos(e.get("timeUnixNano",
+                                                                        e.get("time"))),
+                    "attributes": _attributes(e.get("attributes"))}
+                   for e in span.get("events") or [] if isinstance(e, dict)],
+        "resource": {"attributes": resource, "schema_url": ""},
+    }
+    operation = attrs.get("gen_ai.operation.name")
+    # A span without an operation name counts as an LLM call when it carries a model and
+    # tokens, except the Vercel AI SDK's outer spans (ai.generateText, ...), which repeat the
+    # usage of the provider calls (ai.*.doGenerate / doStream) beneath them.
+    vercel_op = attrs.get("ai.operationId")
+    is_llm = operation in LLM_OPERATIONS or attrs.get("openinference.span.kind") == "LLM" or (
+        operation is None and _first(attrs, "input_tokens") is not None
+        and _first(attrs, "model") is not None
+        and (not isinstance(vercel_op, str) or vercel_op.endswith((".doGenerate", ".doStream"))))
+    if is_llm:
+        finish = _json(_first(attrs, "finish_reasons"))
+        inp = genai_messages(_first(attrs, "input_messages"))
+        outp = genai_messages(_first(attrs, "output_messages"))
+        if inp is None:
+            inp = openinference_messages(attrs, "input")
+        if outp is None:
+            outp = openinference_messages(attrs, "output")
+            reply = attrs.get("ai.response.text", attrs.get("ai.response.object"))
+            if not outp and isinstance(reply, str):  # Vercel AI SDK: the reply as text or JSON
+                outp = [{"role": "assistant", "content": [{"type": "text", "text": reply}]}]
+        max_tokens = _int(_first(attrs, "max_tokens"))
+        out["log_request"] = {
+            "provider": str(_first(attrs, "provider") or "unknown"),
+            "model": str(_first(attrs, "model") or "unknown"),
+            "input": {"type": "chat", "messages": inp},
+            "output": {"type": "chat", "messages": outp},
+            "input_tokens": _int(_first(attrs, "input_tokens")),
+            "output_tokens": _int(_first(attrs, "output_tokens")),
+            "parameters": {"max_tokens": max_tokens} if max_tokens else {},
+            "finish_reasons": finish if isinstance(finish, list) else
+            ([finish] if isinstance(finish, str) else []),
+            **({"status": "ERROR", "error_message": str(status.get("message"))[:1024]}
+               if code == "ERROR" and status.get("message") else {}),
+        }
+    return out
+
+
+class OtlpNormalizer:
+    """Appends the rows of OTLP/JSON span lines of one source file to column buffers."""
+
+    def __init__(self, source_file: str, fallback_day: date, buffers: ColumnBuffers) -> None:
+        self.spans = SpanNormalizer(source_file, fallback_day, buffers)
+        self.days = self.spans.days
+
+    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
+        spans: list[Any] = []
+        if isinstance(obj.get("resourceSpans"), list):
+            for rs in obj["resourceSpans"]:
+                if not isinstance(rs, dict):
+                    spans.append(rs)  # the span normalizer drops it with span_malformed
+                    continue
+                resource = _attributes((rs.get("resource") or {}).get("attributes"))
+                for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+                    for s in (ss or {}).get("spans") or []:
+                        spans.append(to_span(s, resource) if isinstance(s, dict) else s)
+            if not spans:
+                return "an OTLP export record without spans"
+        elif ("traceId" in obj and "spanId" in obj) or isinstance(obj.get("spanContext"), dict):
+            spans = [to_span(obj, _attributes((obj.get("resource") or {}).get("attributes")))]
+        else:
+            return NOT_OTLP
+        return self.spans.add(line, raw, {"spans": spans})
