@@ -292,19 +292,51 @@ def schema_cmd(
     out.print_json(json.dumps(docs[fmt] if fmt else docs))
 
 
+def _explain_by_reader(kind: str, source_file: str, line_no: int, line: bytes,
+                       obj: dict[str, object]) -> list[str]:
+    """What the reader of an OTLP or durable file says of one record: why it would be
+    quarantined, else its contract findings (warnings and errors) as `code: detail`."""
+    from transforms.flags import CATALOG
+    from transforms.normalize.columns import ColumnBuffers
+    from transforms.worker import NORMALIZERS
+
+    buffers = ColumnBuffers()
+    reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
+    if reason is not None:
+        return [f"unrecognized_record: {reason}"]
+    code_i, detail_i = (TABLES["flags"].names.index(c) for c in ("code", "detail"))
+    return [f"{r[code_i]}: {r[detail_i]}" for r in buffers.rows_of["flags"]
+            if CATALOG[r[code_i]].category == "contract"
+            and CATALOG[r[code_i]].severity != "info"]
+
+
 @app.command("validate")
 def validate_cmd(
-    path: Annotated[Path, typer.Argument(help="A response or span JSONL file.")],
+    path: Annotated[Path, typer.Argument(
+        help="A response, span, OTLP or durable state file (or a folder of them).")],
     max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
+    kind: Annotated[str | None, typer.Option(help=f"Read the file as this kind "
+                                             f"({', '.join(KINDS)}) whatever its name.")]
+    = None,
 ) -> None:
-    """Explain, field by field, which lines of a response or span file break the contracts."""
+    """Explain, field by field, which lines of an input file break the contracts."""
     from transforms.contracts.response import explain
     from transforms.contracts.spans import explain_span_line
     from transforms.readers import BlockReader, split_block
 
-    files = discover([path])
+    if kind is not None and kind not in KINDS:
+        _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
+    try:
+        files = discover([path], kind)
+    except InputError as e:
+        _fail(str(e), 2)
     if not files:
         _fail(f"{path}: no input files", 2)
+    unknown = [f.source_file for f in files if f.kind is None]
+    if unknown:
+        _fail(f"{unknown[0]}: its kind cannot be told from its name (*.responses.jsonl, "
+              "*.spans.jsonl, *.otlp.jsonl, *.durable.json[l], or a folder named for the "
+              "kind); pass --kind", 2)
     bad = 0
     for f in files:
         for block in BlockReader(f):
@@ -317,6 +349,8 @@ def validate_cmd(
                     problems = [f"{code}: {message}"]
                 elif f.kind == "spans":
                     problems = explain_span_line(obj)[:5]
+                elif f.kind in ("otlp", "durable"):
+                    problems = _explain_by_reader(f.kind, f.source_file, line_no, line, obj)[:5]
                 else:
                     problems = explain(obj)[:5]
                 if problems:

@@ -87,7 +87,8 @@ _SPECS: tuple[FlagSpec, ...] = (
              RESPONSE_CONTRACT),
     FlagSpec("span_malformed", "warning", "contract", "span",
              "A span that breaks the Span schema: not an object or no trace/span id (dropped), "
-             "or a field of the wrong type (null in its column). The detail says which.",
+             "or a field of the wrong type (null in its column); in OTLP files also a break of "
+             "the OTel GenAI conventions (kept). The detail says which.",
              SPANS_BULK),
     FlagSpec("span_end_before_start", "error", "integrity", "span",
              "A span's end_time is before its start_time.", SPANS_BULK),

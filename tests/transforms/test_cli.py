@@ -119,3 +119,26 @@ def test_span_schema_and_validate(write_lines: Callable[..., Path]) -> None:
     assert res.exit_code == 1
     assert "x.spans.jsonl:2" in res.output and "kind" in res.output
     assert "x.spans.jsonl:1" not in res.output
+
+
+def test_validate_otlp_and_durable_files_with_their_readers(write_lines: Callable[..., Path],
+                                                            tmp_path: Path) -> None:
+    """OTLP and durable files are explained by the reader that ingests them; a file whose kind
+    its name does not tell is refused with the way out (--kind)."""
+    good = {"traceId": "a" * 32, "spanId": "b" * 16, "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2", "attributes": []}
+    bad = {**good, "spanId": "c" * 16, "kind": 9}
+    path = write_lines([good, bad, {"x": 1}], name="t.otlp.jsonl")
+    res = cli("validate", str(path))
+    assert res.exit_code == 1
+    assert "t.otlp.jsonl:1" not in res.output
+    assert "t.otlp.jsonl:2" in res.output and "kind '9' is not an OTLP span kind" in res.output
+    assert "t.otlp.jsonl:3" in res.output and "unrecognized_record" in res.output
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"schemaVersion": "v1", "data": {"conversationHistory": []}},
+                                indent=2))
+    res = cli("validate", str(state))
+    assert res.exit_code == 2 and "pass --kind" in res.output
+    res = cli("validate", "--kind", "durable", str(state))
+    assert res.exit_code == 1
+    assert "state.json:1" in res.output and "schema_version_invalid" in res.output

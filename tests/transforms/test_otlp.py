@@ -93,6 +93,34 @@ def test_finish_reason_length_and_old_spellings(write_lines: Callable[..., Path]
     assert query("SELECT error_code FROM quarantine") == [("unrecognized_record",)]
 
 
+def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., Path],
+                                                    home: Path,
+                                                    query: Callable[..., Any]) -> None:
+    """Nothing wrong is dropped silently: each break of the conventions is named in a
+    span_malformed flag (the span's, and its LLM call's), and the span and its call are
+    kept."""
+    chat = span("6" * 16, {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many",
+                           "gen_ai.usage.output_tokens": 7, "gen_ai.input.messages": "not json"},
+                kind=9)
+    chat["startTimeUnixNano"] = "2025-11-21T00:00:00Z"
+    chat["status"] = {"code": "DONE"}
+    tool = span("7" * 16, {"gen_ai.operation.name": "execute_tool"})
+    near = span("8" * 16, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                           "gen_ai.usage.input_tokens": "12", "gen_ai.input.messages": "[]"})
+    ingest([write_lines([record(chat, tool, near)], name="bad.otlp.jsonl")], home)
+    assert query("SELECT count(*) FROM spans") == [(3,)]
+    assert query("SELECT span_id, input_tokens, output_tokens FROM llm_calls ORDER BY 1") == [
+        ("6" * 16, None, 7), ("8" * 16, 12, None)]
+    flags = dict(query("SELECT span_id, string_agg(detail, '; ') FROM flags "
+                       "WHERE code = 'span_malformed' GROUP BY 1"))
+    assert sorted(flags) == ["6" * 16, "7" * 16]
+    for part in ("status.code 'DONE' is not an OTLP status", "kind '9' is not an OTLP span kind",
+                 "without gen_ai.request.model", "start_time is a string, not Unix nanoseconds",
+                 'log_request.input_tokens is "many"', "input.messages is a string"):
+        assert part in flags["6" * 16], (part, flags["6" * 16])
+    assert "execute_tool span without gen_ai.tool.name" in flags["7" * 16]
+
+
 def test_js_readable_spans_with_hrtime(tmp_path: Path, home: Path,
                                       query: Callable[..., Any]) -> None:
     """The Vercel AI SDK capture: ReadableSpans, one per line, [s, ns] times, no parents."""

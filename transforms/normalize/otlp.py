@@ -96,13 +96,15 @@ def _json(v: Any) -> Any:
     return v
 
 
-def _nanos(v: Any) -> int | None:
-    if isinstance(v, list) and len(v) == 2:  # HrTime [seconds, nanos]
-        return int(v[0]) * 1_000_000_000 + int(v[1])
-    try:
-        return int(v) if v is not None else None
-    except (TypeError, ValueError):
-        return None
+def _nanos(v: Any) -> Any:
+    """Unix nanoseconds from OTLP's decimal strings or JS HrTime `[s, ns]`; anything else is
+    passed on as it is, so the span reader names it (span_malformed)."""
+    if isinstance(v, list) and len(v) == 2:
+        s, ns = _int(v[0]), _int(v[1])
+        if s is not None and ns is not None:
+            return s * 1_000_000_000 + ns
+    n = _int(v)
+    return v if n is None else n
 
 
 def _int(v: Any) -> int | None:
@@ -113,6 +115,13 @@ def _int(v: Any) -> int | None:
     if isinstance(v, str) and v.isdigit():
         return int(v)
     return None
+
+
+def _count(v: Any) -> Any:
+    """A token count as an int when it is one (numbers as strings too), else the value as
+    given, so the span reader flags it rather than dropping it silently."""
+    n = _int(v)
+    return v if n is None else n
 
 
 def genai_messages(raw: Any) -> list[dict[str, Any]] | None:
@@ -204,7 +213,14 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
     parent_ctx: dict[str, Any] = span["parentSpanContext"] if isinstance(
         span.get("parentSpanContext"), dict) else {}
-    code = STATUS.get(status.get("code"), "UNSET")
+    problems: list[str] = []
+    code = STATUS.get(status.get("code"), "UNSET") if isinstance(
+        status.get("code", 0), int | str) else "UNSET"
+    if status.get("code") is not None and status.get("code") not in STATUS:
+        problems.append(f"status.code {str(status.get('code'))[:30]!r} is not an OTLP status")
+    kind = span.get("kind")
+    if kind is not None and kind not in (JS_KINDS if ctx else KINDS):
+        problems.append(f"kind {str(kind)[:30]!r} is not an OTLP span kind")
     out: dict[str, Any] = {
         "name": span.get("name"),
         "context": {"trace_id": span.get("traceId") or ctx.get("traceId"),
@@ -231,13 +247,22 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
         operation is None and _first(attrs, "input_tokens") is not None
         and _first(attrs, "model") is not None
         and (not isinstance(vercel_op, str) or vercel_op.endswith((".doGenerate", ".doStream"))))
+    if operation == "execute_tool" and not isinstance(attrs.get("gen_ai.tool.name"), str):
+        problems.append("an execute_tool span without gen_ai.tool.name")
     if is_llm:
         finish = _json(_first(attrs, "finish_reasons"))
-        inp = genai_messages(_first(attrs, "input_messages"))
-        outp = genai_messages(_first(attrs, "output_messages"))
-        if inp is None:
+        raw_in, raw_out = _first(attrs, "input_messages"), _first(attrs, "output_messages")
+        inp: Any = genai_messages(raw_in)
+        outp: Any = genai_messages(raw_out)
+        if _first(attrs, "model") is None:
+            problems.append("an LLM span without gen_ai.request.model or a response model")
+        if inp is None and raw_in is not None:
+            inp = raw_in  # not a message list: the span reader flags it with what it is
+        elif inp is None:
             inp = openinference_messages(attrs, "input")
-        if outp is None:
+        if outp is None and raw_out is not None:
+            outp = raw_out
+        elif outp is None:
             outp = openinference_messages(attrs, "output")
             reply = attrs.get("ai.response.text", attrs.get("ai.response.object"))
             if not outp and isinstance(reply, str):  # Vercel AI SDK: the reply as text or JSON
@@ -248,14 +273,16 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
             "model": str(_first(attrs, "model") or "unknown"),
             "input": {"type": "chat", "messages": inp},
             "output": {"type": "chat", "messages": outp},
-            "input_tokens": _int(_first(attrs, "input_tokens")),
-            "output_tokens": _int(_first(attrs, "output_tokens")),
+            "input_tokens": _count(_first(attrs, "input_tokens")),
+            "output_tokens": _count(_first(attrs, "output_tokens")),
             "parameters": {"max_tokens": max_tokens} if max_tokens else {},
             "finish_reasons": finish if isinstance(finish, list) else
             ([finish] if isinstance(finish, str) else []),
             **({"status": "ERROR", "error_message": str(status.get("message"))[:1024]}
                if code == "ERROR" and status.get("message") else {}),
         }
+    if problems:
+        out["conventions_broken"] = problems
     return out
 
 

@@ -130,7 +130,9 @@ class SpanNormalizer:
                        f"span {index} of the line has no context.trace_id or context.span_id; "
                        "dropped", None)
             return
-        bad: list[str] = []
+        # What the OTLP reader found against the OTel conventions while translating the span.
+        broken = span.get("conventions_broken")
+        bad = [str(b)[:200] for b in broken[:10]] if isinstance(broken, list) else []
         start_ns, end_ns = span.get("start_time"), span.get("end_time")
         start = _ns_time(start_ns, "start_time", bad)
         end = _ns_time(end_ns, "end_time", bad)
