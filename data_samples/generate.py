@@ -5,7 +5,7 @@
 Deterministic: the same files every time. Four agents (one under the rich+strict response
 contract), three models, both tool-call shapes, thinking blocks, content parts, the runs' spans
 (LLM calls with tokens and prices, some partial or cut at max_tokens, a few runs whose own totals
-disagree with their spans), a planted pass rate drop for travel-agent on the last day, and a
+disagree with their spans; research-agent's as OTLP/JSON in the OTel GenAI conventions), a planted pass rate drop for travel-agent on the last day, and a
 handful of bad lines (a cut line, a non-object,
 invalid UTF-8, NaN, a repeated run_id, a bare body without run_id), a BOM + CRLF file and a
 gzip file.
@@ -23,11 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import random  # noqa: E402
 
-from transforms.synth import dumps, make_spans, runs  # noqa: E402
+from transforms.synth import dumps, make_spans, runs, to_otlp  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DAYS = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
 PER_AGENT_PER_DAY = 12
+OTEL_AGENT = "research-agent"
+"""The agent whose tracing writes OTLP/JSON with the GenAI conventions instead of span JSONL."""
 
 
 def main() -> None:
@@ -39,8 +41,13 @@ def main() -> None:
         # Spans of the same runs, as the agents' tracing SDK writes them: one bulk line per
         # run, or one line per span.
         spans = make_spans(rng, line)
+        bulk = rng.random() < 0.5
+        if agent == OTEL_AGENT:  # an OpenTelemetry SDK: the collector's OTLP/JSON records
+            otlp_path = HERE / day.isoformat() / f"{agent}.otlp.jsonl"
+            files.setdefault(otlp_path, []).append(dumps(to_otlp(spans)).encode())
+            continue
         span_path = HERE / day.isoformat() / f"{agent}.spans.jsonl"
-        span_lines = [{"spans": spans}] if rng.random() < 0.5 else spans
+        span_lines = [{"spans": spans}] if bulk else spans
         files.setdefault(span_path, []).extend(dumps(s).encode() for s in span_lines)
     last = HERE / DAYS[-1].isoformat() / "support-bot.responses.jsonl"
     good = files[last]

@@ -107,6 +107,19 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
                 obj = _strict(ln)
                 spans += obj.get("spans", [obj])
             continue
+        if ".otlp." in name:  # the collector's records: GenAI attributes as KeyValue lists
+            for ln in v:
+                for rs in _strict(ln)["resourceSpans"]:
+                    for ss in rs["scopeSpans"]:
+                        for s in ss["spans"]:
+                            a = {kv["key"]: kv["value"] for kv in s["attributes"]}
+                            is_chat = a.get("gen_ai.operation.name") == {"stringValue": "chat"}
+                            spans.append({"log_request": {
+                                "input_tokens": int(a["gen_ai.usage.input_tokens"]["intValue"]),
+                                "output_tokens": int(
+                                    a["gen_ai.usage.output_tokens"]["intValue"])}}
+                                if is_chat else {})
+            continue
         for ln in v:
             if not ln.strip():
                 continue

@@ -295,3 +295,87 @@ def make_spans(rng: random.Random, line: dict[str, Any]) -> list[dict[str, Any]]
             "attributes": {**attrs, "gen_ai.request.model": model}, "events": [], "links": [],
             "resource": resource, "log_request": lr})
     return spans
+
+
+def _otlp_value(v: Any) -> dict[str, Any]:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}  # OTLP/JSON writes 64-bit integers as strings
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, list):
+        return {"arrayValue": {"values": [_otlp_value(x) for x in v]}}
+    return {"stringValue": v if isinstance(v, str) else json.dumps(v)}
+
+
+def _kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _otlp_value(v)} for k, v in attrs.items() if v is not None]
+
+
+def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A log_request chat message as OTel GenAI `{role, parts}`."""
+    parts: list[dict[str, Any]] = []
+    if msg.get("role") == "tool":
+        text = "".join(b.get("text", "") for b in msg.get("content") or []
+                       if isinstance(b, dict) and b.get("type") == "text")
+        return [{"type": "tool_call_response", "id": msg.get("tool_call_id"), "response": text}]
+    for b in msg.get("content") or []:
+        if b.get("type") == "text":
+            parts.append({"type": "text", "content": b.get("text", "")})
+        elif b.get("type") == "thinking":
+            parts.append({"type": "reasoning", "content": b.get("thinking", "")})
+        else:
+            parts.append(b)
+    for c in msg.get("tool_calls") or []:
+        args = c["function"]["arguments"]
+        try:
+            args = json.loads(args)
+        except (TypeError, ValueError):
+            pass
+        parts.append({"type": "tool_call", "id": c.get("id"), "name": c["function"]["name"],
+                      "arguments": args})
+    return parts
+
+
+def to_otlp(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """Spans of `make_spans` as the OTel collector's file exporter writes them: one
+    `resourceSpans` record, LLM calls in the GenAI conventions (operation chat, provider,
+    model, usage, max_tokens, finish reasons, input/output messages as parts, error.type).
+    What the conventions have no attribute for (price, prompt name and version, a partial
+    response's WARNING status) is left out, as an OTel SDK would."""
+    out = []
+    for s in spans:
+        attrs = dict(s.get("attributes") or {})
+        lr = s.get("log_request")
+        if lr:
+            max_tokens = (lr.get("parameters") or {}).get("max_tokens")
+            attrs.update({
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": lr["provider"],
+                "gen_ai.request.model": lr["model"],
+                "gen_ai.request.max_tokens": max_tokens,
+                "gen_ai.request.temperature": (lr.get("parameters") or {}).get("temperature"),
+                "gen_ai.usage.input_tokens": lr["input_tokens"],
+                "gen_ai.usage.output_tokens": lr["output_tokens"],
+                "gen_ai.response.finish_reasons": [
+                    "length" if max_tokens and lr["output_tokens"] >= max_tokens else "stop"],
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": m["role"], "parts": _parts(m)} for m in lr["input"]["messages"]]),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": m["role"], "parts": _parts(m)} for m in lr["output"]["messages"]]),
+                "error.type": lr.get("error_type") if lr.get("status") == "ERROR" else None})
+        status = s["status"]["status_code"].removeprefix("StatusCode.")
+        message = (lr or {}).get("error_message") if status == "ERROR" else None
+        out.append({
+            "traceId": s["context"]["trace_id"], "spanId": s["context"]["span_id"],
+            **({"parentSpanId": s["parent_id"]} if s.get("parent_id") else {}),
+            "name": f"chat {lr['model']}" if lr else s["name"],
+            "kind": {"INTERNAL": 1, "SERVER": 2, "CLIENT": 3}[s["kind"].removeprefix(
+                "SpanKind.")],
+            "startTimeUnixNano": str(s["start_time"]), "endTimeUnixNano": str(s["end_time"]),
+            "attributes": _kv(attrs),
+            "status": {"code": {"UNSET": 0, "OK": 1, "ERROR": 2}[status],
+                       **({"message": message} if message else {})}})
+    resource = spans[0]["resource"]["attributes"] if spans else {}
+    return {"resourceSpans": [{"resource": {"attributes": _kv(resource)}, "scopeSpans": [
+        {"scope": {"name": "runlake.synth"}, "spans": out}]}]}

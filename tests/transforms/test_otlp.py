@@ -139,3 +139,52 @@ def test_js_readable_spans_with_hrtime(tmp_path: Path, home: Path,
                  [first["spanContext"]["spanId"]])[0][0] == ((
                      first["endTime"][0] - first["startTime"][0]) * 1e9 + first["endTime"][1]
                      - first["startTime"][1]) / 1e6
+
+
+def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: Path) -> None:
+    """Synthetic runs' spans written twice, as spans-bulk lines and as OTLP export records in
+    the GenAI conventions: the span, LLM call, message, tool call and thinking rows agree on
+    everything the conventions carry (not price, prompt name or a partial response's status)."""
+    import random
+    from datetime import date
+
+    from transforms import warehouse
+    from transforms.synth import make_spans, runs, to_otlp
+
+    rng = random.Random(3)
+    bulk, otlp = [], []
+    for _, _, line in runs(seed=5, days=[date(2026, 11, 20)], per_agent_per_day=6):
+        spans = make_spans(rng, line)
+        for s in spans:
+            lr = s.get("log_request")
+            if lr and lr.get("status") == "WARNING":  # no OTel counterpart
+                del lr["status"], lr["error_type"]
+        bulk.append({"spans": spans})
+        otlp.append(to_otlp(spans))
+    tables = {
+        "spans": "SELECT trace_id, span_id, parent_id, run_id, agent, kind, start_time, "
+                 "end_time, duration_ms, status_code FROM spans",
+        "llm_calls": "SELECT span_id, run_id, agent, provider, model, input_tokens, "
+                     "output_tokens, status, error_message, latency_ms, max_tokens, "
+                     "n_input_messages, n_output_messages FROM llm_calls",
+        "messages": "SELECT span_id, direction, message_index, role, text, n_tool_calls, "
+                    "tool_call_id, n_thinking FROM messages",
+        "tool_calls": "SELECT span_id, message_index, call_index, call_id, tool_name, "
+                      "arguments::JSON::VARCHAR FROM tool_calls",
+        "thinking": "SELECT span_id, message_index, text FROM thinking",
+        "flags": "SELECT span_id, code FROM flags",
+    }
+    got = []
+    for name, lines in (("a.spans.jsonl", bulk), ("a.otlp.jsonl", otlp)):
+        path = tmp_path / name.split(".")[1] / name
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        home = tmp_path / f"home-{name}"
+        ingest([path], home)
+        con = warehouse.connect(home)
+        got.append({t: sorted(map(repr, con.execute(sql).fetchall()))
+                    for t, sql in tables.items()})
+        con.close()
+    assert got[0]["llm_calls"] and got[0]["tool_calls"] and got[0]["thinking"]
+    for t in tables:
+        assert got[0][t] == got[1][t], t
