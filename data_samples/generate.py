@@ -5,10 +5,10 @@
 Deterministic: the same files every time. Four agents (one under the rich+strict response
 contract), three models, both tool-call shapes, thinking blocks, content parts, the runs' spans
 (LLM calls with tokens and prices, some partial or cut at max_tokens, a few runs whose own totals
-disagree with their spans; research-agent's as OTLP/JSON in the OTel GenAI conventions), a planted pass rate drop for travel-agent on the last day, and a
-handful of bad lines (a cut line, a non-object,
-invalid UTF-8, NaN, a repeated run_id, a bare body without run_id), a BOM + CRLF file and a
-gzip file.
+disagree with their spans; research-agent's as OTLP/JSON in the OTel GenAI conventions), a
+planted pass rate drop for travel-agent on the last day, and a handful of bad lines (a cut line,
+a non-object, invalid UTF-8, NaN, a repeated run_id, a bare body without run_id), a BOM + CRLF
+file and a gzip file.
 """
 
 import gzip

@@ -6,6 +6,7 @@ blocks, content parts, token and runtime metadata, unknown metadata keys, and ou
 pass rate depends on agent, model and day (so a planted drop is visible).
 """
 
+import contextlib
 import json
 import random
 from collections.abc import Iterator
@@ -329,10 +330,8 @@ def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
             parts.append(b)
     for c in msg.get("tool_calls") or []:
         args = c["function"]["arguments"]
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             args = json.loads(args)
-        except (TypeError, ValueError):
-            pass
         parts.append({"type": "tool_call", "id": c.get("id"), "name": c["function"]["name"],
                       "arguments": args})
     return parts
