@@ -9,6 +9,7 @@ day partitions, no atomic commit. runlake must be at least as fast while doing a
 
     python bench/baseline.py INPUT.responses.jsonl OUT_DIR
     python bench/baseline.py --spans INPUT.spans.jsonl OUT_DIR
+    python bench/baseline.py --otlp INPUT.otlp.jsonl OUT_DIR
 """
 
 import sys
@@ -180,8 +181,69 @@ def main_spans(src: Path, out: Path) -> None:
     _run(src, out, cols, handle)
 
 
+def _attr(v: dict) -> object:
+    for k in ("stringValue", "boolValue", "doubleValue"):
+        if k in v:
+            return v[k]
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "arrayValue" in v:
+        return [_attr(x) for x in v["arrayValue"].get("values", [])]
+    return None
+
+
+def main_otlp(src: Path, out: Path) -> None:
+    """The same plain approach for OTLP/JSON collector records in the GenAI conventions:
+    attributes flattened, the chat spans' usage and their input/output messages (JSON strings
+    of parts) parsed."""
+    cols: dict[str, dict[str, list]] = {
+        "spans": {k: [] for k in ("trace_id", "span_id", "parent_id", "name", "start_ns",
+                                  "end_ns", "duration_ms", "attributes")},
+        "llm_calls": {k: [] for k in ("span_id", "provider", "model", "input_tokens",
+                                      "output_tokens")},
+        "messages": {k: [] for k in ("span_id", "message_index", "role", "text")},
+    }
+    sp, lc, m = cols["spans"], cols["llm_calls"], cols["messages"]
+
+    def handle(obj: dict) -> None:
+        for rs in obj.get("resourceSpans") or []:
+            for ss in rs.get("scopeSpans") or []:
+                for s in ss.get("spans") or []:
+                    a = {kv["key"]: _attr(kv["value"]) for kv in s.get("attributes") or []}
+                    sid = s.get("spanId")
+                    start, end = int(s["startTimeUnixNano"]), int(s["endTimeUnixNano"])
+                    sp["trace_id"].append(s.get("traceId"))
+                    sp["span_id"].append(sid)
+                    sp["parent_id"].append(s.get("parentSpanId"))
+                    sp["name"].append(s.get("name"))
+                    sp["start_ns"].append(start)
+                    sp["end_ns"].append(end)
+                    sp["duration_ms"].append((end - start) / 1e6)
+                    sp["attributes"].append(orjson.dumps(a).decode())
+                    if a.get("gen_ai.operation.name") != "chat":
+                        continue
+                    lc["span_id"].append(sid)
+                    lc["provider"].append(a.get("gen_ai.provider.name"))
+                    lc["model"].append(a.get("gen_ai.request.model"))
+                    lc["input_tokens"].append(a.get("gen_ai.usage.input_tokens"))
+                    lc["output_tokens"].append(a.get("gen_ai.usage.output_tokens"))
+                    msgs = orjson.loads(a.get("gen_ai.input.messages") or "[]") + \
+                        orjson.loads(a.get("gen_ai.output.messages") or "[]")
+                    for i, msg in enumerate(msgs):
+                        m["span_id"].append(sid)
+                        m["message_index"].append(i)
+                        m["role"].append(msg.get("role"))
+                        m["text"].append("".join(p.get("content", "") for p in
+                                                 msg.get("parts") or []
+                                                 if p.get("type") == "text"))
+
+    _run(src, out, cols, handle)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--spans":
         main_spans(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif sys.argv[1] == "--otlp":
+        main_otlp(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         main(Path(sys.argv[1]), Path(sys.argv[2]))

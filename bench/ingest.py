@@ -1,6 +1,6 @@
 """Ingest benchmark: runlake vs a plain single-process normalizer, measured in the same run.
 
-    python bench/ingest.py --mb 200 [--kind responses|spans] [--workers N] [--repeat 3]
+    python bench/ingest.py --mb 200 [--kind responses|spans|otlp] [--workers N] [--repeat 3]
 
 Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
 when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
@@ -21,14 +21,15 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transforms.synth import default_agents, make_run, make_spans  # noqa: E402
+from transforms.synth import default_agents, make_run, make_spans, to_otlp  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 
 
 def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
     """A response (or span) JSONL file of about `mb` MB: a week of runs of the sample agents
-    (or their spans, half as bulk lines)."""
+    (or their spans, half as bulk lines; or their spans as OTLP collector records, one per
+    run)."""
     import random
     from datetime import date, timedelta
 
@@ -52,6 +53,8 @@ def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
             if kind == "spans":
                 spans = make_spans(rng, run)
                 lines = [{"spans": spans}] if i % 2 else spans
+            elif kind == "otlp":
+                lines = [to_otlp(make_spans(rng, run))]
             else:
                 lines = [run]
             for line in lines:
@@ -108,7 +111,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--kind", choices=["responses", "spans"], default="responses")
+    ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
     args = ap.parse_args()
     src = generate(args.mb, args.kind)
     size_mb = src.stat().st_size / 1024 / 1024
@@ -120,7 +123,7 @@ def main() -> None:
     for i in range(args.repeat):
         out = OUT / f"run-{i}"
         subprocess.run(["rm", "-rf", str(out)], check=True)
-        flag = ["--spans"] if args.kind == "spans" else []
+        flag = [f"--{args.kind}"] if args.kind != "responses" else []
         results["baseline"].append(measure([py, str(ROOT / "bench" / "baseline.py"), *flag,
                                             str(src), str(out / "baseline")]))
         results["runlake"].append(measure([*runlake, "--home", str(out / "home")]))

@@ -184,6 +184,12 @@ SPANS = Table("spans", "one span", (
     _c("resource_attributes", pa.string(), "resource.attributes as JSON text."),
     _c("n_events", pa.int64(), "Span events."),
     _c("has_log_request", pa.bool_(), "True when the span carries an LLM call (log_request)."),
+    _c("operation", pa.string(), "Attribute gen_ai.operation.name (chat, execute_tool, "
+       "invoke_agent, ...)."),
+    _c("tool_name", pa.string(), "Attribute gen_ai.tool.name: the tool an execute_tool span "
+       "ran."),
+    _c("tool_call_id", pa.string(), "Attribute gen_ai.tool.call.id: joins an execute_tool span "
+       "to tool_calls.call_id."),
     _c("span_index", pa.int64(), "0-based position of the span in its line (bulk lines)."),
     SOURCE_FILE, SOURCE_LINE,
 ))

@@ -69,6 +69,10 @@ def test_genai_and_openinference_spellings_agree(write_lines: Callable[..., Path
         ("get_weather", '{"location":"Paris"}')] * 2
     assert query("SELECT kind, agent, parent_id FROM spans WHERE span_id = ?", ["2" * 16]) == [
         ("INTERNAL", "weather-agent", "1" * 16)]
+    # The tool's execution joins the call the model made: same call id, its own duration.
+    assert query("SELECT s.operation, s.tool_name, c.tool_name, s.duration_ms FROM spans s "
+                 "JOIN tool_calls c ON c.call_id = s.tool_call_id AND c.span_id = ?",
+                 ["1" * 16]) == [("execute_tool", "get_weather", "get_weather", 1500.0)]
     attrs = json.loads(query("SELECT attributes FROM spans WHERE span_id = ?", ["2" * 16])[0][0])
     assert attrs["gen_ai.tool.name"] == "get_weather" and attrs["gen_ai.tool.call.id"] == "1234"
 

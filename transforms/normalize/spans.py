@@ -174,8 +174,9 @@ class SpanNormalizer:
             _strip(status.get("status_code"), "StatusCode."),
             status.get("description") if isinstance(status.get("description"), str) else None,
             service, orjson.dumps(attrs).decode(), orjson.dumps(res_attrs).decode(),
-            len(events) if isinstance(events, list) else 0, lr is not None, index,
-            self.source_file, line))
+            len(events) if isinstance(events, list) else 0, lr is not None,
+            _str(attrs, ("gen_ai.operation.name",)), _str(attrs, ("gen_ai.tool.name",)),
+            _str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
         if lr is not None:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
 
