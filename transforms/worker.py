@@ -83,6 +83,7 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
         # One registry object per process, so its compiled validators serve every block.
         norm.use_registry(_REGISTRIES.setdefault(task.registry.sha256, task.registry))
     res = BlockResult()
+    tables = list(buffers.rows_of.values())
     for line_no, offset, line in split_block(task.block):
         res.lines += 1
         if not line.strip():
@@ -90,7 +91,16 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
             continue
         obj, code, message = parse_line(line)
         if obj is not None:
-            reason = norm.add(line_no, line, obj)
+            sizes = [len(rows) for rows in tables]
+            try:
+                reason = norm.add(line_no, line, obj)
+            except Exception as e:  # noqa: BLE001 - a reader's bug must not lose the line
+                # Whatever the record made the reader trip on, the line is kept whole in the
+                # quarantine and the rows it had begun are taken back.
+                for rows, n in zip(tables, sizes, strict=True):
+                    del rows[n:]
+                reason = (f"runlake could not read this record ({type(e).__name__}: "
+                          f"{str(e)[:200]}); please report it")
             if reason is None:
                 res.accepted += 1
                 continue

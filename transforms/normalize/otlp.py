@@ -42,6 +42,14 @@ STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _lookup(table: dict[Any, str], v: Any) -> str | None:
+    """`table[v]` for a name or number (never a bool or an unhashable value), else None."""
+    return table.get(v) if isinstance(v, int | str) and not isinstance(v, bool) else None
+
 
 def _any_value(v: Any) -> Any:
     """An OTLP AnyValue as a plain value."""
@@ -56,9 +64,10 @@ def _any_value(v: Any) -> Any:
         except (TypeError, ValueError):
             return v["intValue"]
     if "arrayValue" in v:
-        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values") or []]
+        values = _dict(v["arrayValue"]).get("values")
+        return [_any_value(x) for x in values] if isinstance(values, list) else []
     if "kvlistValue" in v:
-        return _attributes((v["kvlistValue"] or {}).get("values"))
+        return _attributes(_dict(v["kvlistValue"]).get("values"))
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
@@ -68,7 +77,7 @@ def _attributes(kvs: Any) -> dict[str, Any]:
     if isinstance(kvs, dict):
         return kvs  # already a plain mapping (JS ReadableSpan, hand-made exports)
     out: dict[str, Any] = {}
-    for kv in kvs or []:
+    for kv in kvs if isinstance(kvs, list) else []:
         if isinstance(kv, dict) and isinstance(kv.get("key"), str):
             out[kv["key"]] = _any_value(kv.get("value"))
     return out
@@ -79,12 +88,6 @@ def _first(attrs: dict[str, Any], field: str) -> Any:
         if attrs.get(key) is not None:
             return attrs[key]
     return None
-
-
-def _kind(v: Any, js: bool) -> str:
-    """A span kind by name or number (the JS ReadableSpan numbers them its own way)."""
-    table = JS_KINDS if js else KINDS
-    return table.get(v, "INTERNAL") if isinstance(v, int | str) else "INTERNAL"
 
 
 def _json(v: Any) -> Any:
@@ -207,35 +210,34 @@ def openinference_messages(attrs: dict[str, Any], direction: str) -> list[dict[s
 
 def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     """One OTLP span as a spans-bulk Span (the seed's shape)."""
-    ctx: dict[str, Any] = span["spanContext"] if isinstance(span.get("spanContext"),
-                                                             dict) else {}
+    ctx = _dict(span.get("spanContext"))
     attrs = _attributes(span.get("attributes"))
-    status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
-    parent_ctx: dict[str, Any] = span["parentSpanContext"] if isinstance(
-        span.get("parentSpanContext"), dict) else {}
+    status = _dict(span.get("status"))
+    parent_ctx = _dict(span.get("parentSpanContext"))
     problems: list[str] = []
-    code = STATUS.get(status.get("code"), "UNSET") if isinstance(
-        status.get("code", 0), int | str) else "UNSET"
-    if status.get("code") is not None and status.get("code") not in STATUS:
+    code = _lookup(STATUS, status.get("code"))
+    if code is None and status.get("code") is not None:
         problems.append(f"status.code {str(status.get('code'))[:30]!r} is not an OTLP status")
-    kind = span.get("kind")
-    if kind is not None and kind not in (JS_KINDS if ctx else KINDS):
-        problems.append(f"kind {str(kind)[:30]!r} is not an OTLP span kind")
+    # The JS ReadableSpan numbers kinds its own way; an absent kind is INTERNAL.
+    kind = _lookup(JS_KINDS if ctx else KINDS, span.get("kind"))
+    if kind is None and span.get("kind") is not None:
+        problems.append(f"kind {str(span.get('kind'))[:30]!r} is not an OTLP span kind")
     out: dict[str, Any] = {
         "name": span.get("name"),
         "context": {"trace_id": span.get("traceId") or ctx.get("traceId"),
                     "span_id": span.get("spanId") or ctx.get("spanId"), "trace_state": ""},
-        "kind": "SpanKind." + _kind(span.get("kind"), js=bool(ctx)),
+        "kind": "SpanKind." + (kind or "INTERNAL"),
         "parent_id": span.get("parentSpanId") or parent_ctx.get("spanId") or None,
         "start_time": _nanos(span.get("startTimeUnixNano", span.get("startTime"))),
         "end_time": _nanos(span.get("endTimeUnixNano", span.get("endTime"))),
-        "status": {"status_code": f"StatusCode.{code}",
+        "status": {"status_code": f"StatusCode.{code or 'UNSET'}",
                    **({"description": status["message"]} if status.get("message") else {})},
         "attributes": attrs,
         "events": [{"name": e.get("name"), "timestamp": _nanos(e.get("timeUnixNano",
                                                                         e.get("time"))),
                     "attributes": _attributes(e.get("attributes"))}
-                   for e in span.get("events") or [] if isinstance(e, dict)],
+                   for e in (span["events"] if isinstance(span.get("events"), list) else [])
+                   if isinstance(e, dict)],
         "resource": {"attributes": resource, "schema_url": ""},
     }
     operation = attrs.get("gen_ai.operation.name")
@@ -278,7 +280,8 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
             "parameters": {"max_tokens": max_tokens} if max_tokens else {},
             "finish_reasons": finish if isinstance(finish, list) else
             ([finish] if isinstance(finish, str) else []),
-            **({"status": "ERROR", "error_message": str(status.get("message"))[:1024]}
+            **({"status": "ERROR"} if code == "ERROR" else {}),
+            **({"error_message": str(status["message"])[:1024]}
                if code == "ERROR" and status.get("message") else {}),
         }
     if problems:
@@ -300,14 +303,16 @@ class OtlpNormalizer:
                 if not isinstance(rs, dict):
                     spans.append(rs)  # the span normalizer drops it with span_malformed
                     continue
-                resource = _attributes((rs.get("resource") or {}).get("attributes"))
-                for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                    for s in (ss or {}).get("spans") or []:
+                resource = _attributes(_dict(rs.get("resource")).get("attributes"))
+                scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
+                for ss in scopes if isinstance(scopes, list) else []:
+                    inner = _dict(ss).get("spans")
+                    for s in inner if isinstance(inner, list) else []:
                         spans.append(to_span(s, resource) if isinstance(s, dict) else s)
             if not spans:
                 return "an OTLP export record without spans"
         elif ("traceId" in obj and "spanId" in obj) or isinstance(obj.get("spanContext"), dict):
-            spans = [to_span(obj, _attributes((obj.get("resource") or {}).get("attributes")))]
+            spans = [to_span(obj, _attributes(_dict(obj.get("resource")).get("attributes")))]
         else:
             return NOT_OTLP
         return self.spans.add(line, raw, {"spans": spans})

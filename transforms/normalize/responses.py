@@ -263,7 +263,7 @@ class ResponseNormalizer:
         out = env.get("outcome")
         if isinstance(out, dict):
             st = out.get("status")
-            if st in OUTCOME_STATUSES:
+            if isinstance(st, str) and st in OUTCOME_STATUSES:
                 status = st
             elif st is not None:
                 bad.append(f"outcome.status {str(st)[:40]!r} is not one of "

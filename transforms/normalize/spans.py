@@ -190,7 +190,7 @@ class SpanNormalizer:
             if value is None and lr.get(key) is not None:
                 bad.append(f"log_request.{key} is {orjson.dumps(lr[key]).decode()[:30]}")
         status = lr.get("status", "SUCCESS")
-        if status not in LLM_STATUSES:
+        if not isinstance(status, str) or status not in LLM_STATUSES:
             bad.append(f"log_request.status {str(status)[:30]!r} is not SUCCESS, WARNING or "
                        "ERROR")
             status = None
@@ -296,7 +296,11 @@ def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 def _ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
     if isinstance(v, int) and not isinstance(v, bool):
-        return EPOCH + timedelta(microseconds=v // 1000)
+        try:
+            return EPOCH + timedelta(microseconds=v // 1000)
+        except OverflowError:
+            bad.append(f"{key} {v} is out of range")
+            return None
     if v is not None:
         bad.append(f"{key} is {describe(v)}, not Unix nanoseconds")
     else:

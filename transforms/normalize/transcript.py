@@ -84,7 +84,7 @@ class TranscriptNormalizer:
                 dropped.append(f"entry {i} is {describe(m)}")
                 continue
             role = m.get("role")
-            if role not in roles:
+            if not isinstance(role, str) or role not in roles:
                 dropped.append(f"entry {i} has role {str(role)[:30]!r}" if role is not None
                                else f"entry {i} has no role")
                 continue
@@ -106,7 +106,8 @@ class TranscriptNormalizer:
                         pt = p.get("type")
                         ptypes.append(pt if isinstance(pt, str) else "untyped")
                         pt_text = p.get("text")
-                        if pt in TEXT_PART_TYPES and isinstance(pt_text, str):
+                        if isinstance(pt, str) and pt in TEXT_PART_TYPES and \
+                                isinstance(pt_text, str):
                             texts.append(pt_text)
                         elif pt == "thinking" and isinstance(p.get("thinking"), str):
                             thoughts.append(p["thinking"])
