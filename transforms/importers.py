@@ -536,7 +536,15 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
     for src in sources:
         if src.is_dir():
             raise InputError(f"{src}: a folder; name the result files to import")
-        lines, lacks = IMPORTERS[fmt](src, _load(src), agent, model)
+        doc = _load(src)
+        try:
+            lines, lacks = IMPORTERS[fmt](src, doc, agent, model)
+        except InputError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as e:
+            # The file has the format's outline but a part of another shape.
+            raise InputError(f"{src}: not a {fmt} file runlake can read: a part has an "
+                             f"unexpected shape ({type(e).__name__}: {str(e)[:120]})") from None
         target = out / f"{_safe_name(src)}.{KIND_OF.get(fmt, 'responses')}.jsonl"
         tmp = out / f".{target.name}.{uuid.uuid4().hex}"
         tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),

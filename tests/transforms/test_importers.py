@@ -60,7 +60,10 @@ def test_bad_inputs_are_one_line(tmp_path: Path) -> None:
     cases = [(["import", "tau2", str(broken)], "not a JSON document"),
              (["import", "tau2", str(tmp_path / "missing.json")], "cannot read"),
              (["import", "langsmith", str(broken)], "unknown format 'langsmith'"),
-             (["import", "tau2", str(tmp_path)], "a folder")]
+             (["import", "tau2", str(tmp_path)], "a folder"),
+             (["import", "tau2", str(_write(tmp_path, "odd.json", {
+                 "info": {}, "tasks": [], "simulations": [1]}))],
+              "not a tau2 file runlake can read: a part has an unexpected shape")]
     for args, message in cases:
         res = RUNNER.invoke(app, [*args, "--out", str(tmp_path / "o")])
         assert res.exit_code == 2 and message in res.output, res.output
