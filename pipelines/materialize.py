@@ -28,9 +28,11 @@ def main() -> int:
         if not result.success:
             print(f"{day}: materialization failed; see the log above", file=sys.stderr)
             return 1
-        failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
-        print(f"{day}: materialized" + (f"; checks failing: {', '.join(failed)}"
-                                        if failed else "; all checks passed"))
+        failed = [e for e in result.get_asset_check_evaluations() if not e.passed]
+        print(f"{day}: materialized" + ("" if failed else "; all checks passed"))
+        for e in failed:
+            # Each check says what it measured against what limit.
+            print(f"  {e.severity.value.lower()}: {e.check_name}: {e.description or ''}")
     con = warehouse.connect(s.home)
     try:
         rows = con.execute("SELECT status, count(*) FROM runs GROUP BY 1 ORDER BY 2 DESC"

@@ -64,8 +64,11 @@ def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pipelines.materialize"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"{DAY}: materialized; all checks passed" in done.stdout or \
-        f"{DAY}: materialized; checks failing: latest_day_is_fresh" in done.stdout
+    assert f"{DAY}: materialized" in done.stdout
+    # Only freshness may warn (the sample day is in the past); each failing check says why.
+    failing = [ln.strip() for ln in done.stdout.splitlines() if ln.startswith("  ")]
+    assert all(ln.startswith("warn: latest_day_is_fresh: newest day ") for ln in failing), \
+        failing
 
     port = _free_port()
     log = tmp_path / "dagster-dev.log"
