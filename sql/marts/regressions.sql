@@ -158,7 +158,9 @@ select
     coalesce(paired.n_pass_to_fail, 0) as n_pass_to_fail,
     coalesce(paired.n_fail_to_pass, 0) as n_fail_to_pass,
     coalesce(paired.n_flaky_cases, 0) as n_flaky_cases,
-    mcnemar_exact_p(coalesce(paired.n_pass_to_fail, 0), coalesce(paired.n_fail_to_pass, 0))
+    -- No case graded on both sides: no paired test (null), rather than a p of 1.
+    case when coalesce(paired.n_paired_cases, 0) > 0
+         then mcnemar_exact_p(paired.n_pass_to_fail, paired.n_fail_to_pass) end
         as paired_p_value
 from tested
 cross join window_
