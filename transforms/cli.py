@@ -252,7 +252,7 @@ def report_cmd(
 @app.command("import")
 def import_cmd(
     fmt: Annotated[str, typer.Argument(
-        help="tau-bench, tau2, inspect, langfuse, otlp or agentops")],
+        help="tau-bench, tau2, inspect, langfuse, otlp, agentops, swe-agent or openhands")],
     sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
                                           "<name>.responses|spans|otlp.jsonl files into.")],
@@ -269,8 +269,11 @@ def import_cmd(
     except InputError as e:
         _fail(str(e), 2)
     for r in results:
-        what = (f"{r.runs:,} spans" if r.output.name.endswith((".spans.jsonl", ".otlp.jsonl"))
-                else f"{r.runs:,} runs ({r.passed:,} passed)")
+        unit = "span" if r.output.name.endswith((".spans.jsonl", ".otlp.jsonl")) else "run"
+        what = f"{r.runs:,} {unit}{'' if r.runs == 1 else 's'}"
+        if unit == "run":
+            what += f" ({r.passed:,} of {r.graded:,} graded passed)" if r.graded else \
+                " (ungraded)"
         out.print(f"{r.source.name}: {what} -> {r.output}", highlight=False, markup=False)
         for note in r.notes:
             out.print(f"  note: {note}", highlight=False, markup=False)

@@ -32,6 +32,18 @@ the pipeline. Each also says what the source lacks, so a user knows which column
   parent, name, kind, ISO times, status, and its nested `span_attributes` flattened to dotted
   OTel keys (`gen_ai.usage.prompt_tokens`, `gen_ai.prompt`, ...); a span inherits
   `gen_ai.agent.name` from the nearest agent span above it (the agent's `role`).
+- `swe-agent`: a SWE-agent trajectory (`.traj`). One file is one run: `history` is the
+  transcript (a tool message's `tool_call_ids` gives its call id), tokens from
+  `info.model_stats` (`tokens_sent` / `tokens_received`; a replay's zeros are left out), model
+  from `replay_config`, the instance id as the test case, `exit_status`, `instance_cost`,
+  `api_calls` and the tools' summed `execution_time` as metadata. No pass/fail: whether the
+  patch resolves the issue is the SWE-bench harness's verdict, not the trajectory's.
+- `openhands`: an OpenHands event list. One file is one run: user messages, each distinct LLM
+  response (`tool_call_metadata.model_response`: the assistant message with its tool calls,
+  model and usage), observations as tool results, agent messages; times from the first to
+  the last event, runtime the time the agent worked (gaps ending at an agent event, so time
+  spent waiting for the user is left out); tokens only when every agent step carries its LLM
+  response.
 """
 
 import json
@@ -56,6 +68,7 @@ class ImportResult:
     output: Path
     runs: int
     passed: int
+    graded: int = 0
     notes: list[str] = field(default_factory=list)
     """What the source lacks or how it was read, one sentence each."""
 
@@ -66,9 +79,16 @@ def sniff(doc: Any) -> str:
         return "tau-bench"
     if isinstance(doc, list) and doc and all(_is_span(x) for x in doc):
         return "otlp"
+    if isinstance(doc, list) and doc and all(
+            isinstance(e, dict) and "source" in e and ("action" in e or "observation" in e)
+            for e in doc):
+        return "openhands"
     if isinstance(doc, dict):
         if "simulations" in doc and "tasks" in doc:
             return "tau2"
+        if isinstance(doc.get("history"), list) and isinstance(doc.get("info"), dict) and \
+                "trajectory" in doc:
+            return "swe-agent"
         if "samples" in doc and "eval" in doc:
             return "inspect"
         if "resourceSpans" in doc or _is_span(doc):
@@ -504,10 +524,147 @@ def agentops(src: Path, doc: Any, agent: str | None, model: str | None
     return lines, notes
 
 
+def swe_agent(src: Path, doc: Any, agent: str | None, model: str | None
+              ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "swe-agent":
+        raise _wrong(src, "swe-agent", doc)
+    config = _json_value(doc.get("replay_config"))
+    agent_model = ((config.get("agent") or {}).get("model") or {}) if config else {}
+    model = model or agent_model.get("name") or agent_model.get("model_name")
+    instance = ((config.get("problem_statement") or {}).get("id") if config else None) \
+        or src.name.removesuffix(".json").removesuffix(".traj")
+    msgs = []
+    for m in doc["history"]:
+        if not isinstance(m, dict):
+            msgs.append(m)
+            continue
+        out = {k: m[k] for k in _KEEP if m.get(k) is not None}
+        ids = m.get("tool_call_ids")
+        if m.get("role") == "tool" and "tool_call_id" not in out and isinstance(ids, list) \
+                and ids:
+            out["tool_call_id"] = ids[0]
+        msgs.append(out)
+    info = doc["info"]
+    stats = info.get("model_stats") or {}
+    metadata: dict[str, Any] = {"model": model} if model else {}
+    sent, received = stats.get("tokens_sent"), stats.get("tokens_received")
+    notes = ["no pass/fail in a trajectory (the SWE-bench harness decides whether the patch "
+             "resolves the issue): the run is ungraded",
+             "no run time: the trajectory times only the tool executions (kept as metadata "
+             "tool_execution_ms)"]
+    if sent or received:
+        metadata.update(total_input_tokens=sent, total_output_tokens=received)
+    else:
+        notes.append("model_stats report no tokens (a replayed demonstration): the token "
+                     "columns stay empty")
+    steps: list[float] = [t["execution_time"] for t in doc.get("trajectory") or []
+                          if isinstance(t, dict)
+                          and isinstance(t.get("execution_time"), int | float)]
+    for key, value in (("exit_status", info.get("exit_status")),
+                       ("instance_cost", stats.get("instance_cost")),
+                       ("api_calls", stats.get("api_calls")),
+                       ("tool_execution_ms", round(sum(steps) * 1000) if steps else None)):
+        if value is not None:
+            metadata[key] = value
+    if not model:
+        notes.append("no model in the trajectory (pass --model)")
+    line = {"run_id": f"swe-agent-{_safe_name(src)}", "agent": agent or "swe-agent",
+            "test_case_id": str(instance),
+            "response": {"final_response": _final(msgs), "messages": msgs,
+                         "metadata": metadata}}
+    return [line], notes
+
+
+def _json_value(v: Any) -> dict[str, Any]:
+    """A JSON object, or a string holding one (SWE-agent stores its config as text)."""
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return {}
+    return v if isinstance(v, dict) else {}
+
+
+def openhands(src: Path, doc: Any, agent: str | None, model: str | None
+              ) -> tuple[list[dict[str, Any]], list[str]]:
+    if sniff(doc) != "openhands":
+        raise _wrong(src, "openhands", doc)
+    msgs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    models: list[str] = []
+    tokens_in = tokens_out = 0
+    steps_without_usage = 0
+    for e in doc:
+        meta = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"),
+                                                          dict) else None
+        response = meta.get("model_response") if meta and isinstance(
+            meta.get("model_response"), dict) else None
+        text = e.get("message") if isinstance(e.get("message"), str) else None
+        if e.get("source") == "user" and e.get("action") == "message":
+            msgs.append({"role": "user", "content": text or ""})
+        elif "observation" in e and meta:
+            content = e.get("content") if isinstance(e.get("content"), str) else text
+            msgs.append({"role": "tool", "tool_call_id": meta.get("tool_call_id"),
+                         "content": content or ""})
+        elif e.get("source") == "agent" and response:
+            rid = str(response.get("id"))
+            if rid in seen:
+                continue  # the same LLM response behind several actions
+            seen.add(rid)
+            choice = (response.get("choices") or [{}])[0]
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict):
+                msgs.append({k: message[k] for k in ("role", "content", "tool_calls")
+                             if message.get(k) is not None})
+            usage = response.get("usage") or {}
+            tokens_in += usage.get("prompt_tokens") or 0
+            tokens_out += usage.get("completion_tokens") or 0
+            if isinstance(response.get("model"), str):
+                models.append(response["model"])
+        elif e.get("source") == "agent" and e.get("action") in ("message", "finish") and text:
+            msgs.append({"role": "assistant", "content": text})
+            steps_without_usage += 1
+    stamps = [t for t in (_utc(e.get("timestamp")) for e in doc) if t]
+    # The agent's time: each gap between events that ends at an agent event (waiting for the
+    # user's next message is not the agent's runtime).
+    busy = 0.0
+    timed = [(e.get("source"), _time(e.get("timestamp"))) for e in doc]
+    for (_, t0), (who, t1) in zip(timed, timed[1:], strict=False):
+        if who == "agent" and t0 is not None and t1 is not None:
+            busy += (t1 - t0).total_seconds()
+    metadata: dict[str, Any] = {}
+    model = model or (max(set(models), key=models.count) if models else None)
+    if model:
+        metadata["model"] = model
+    notes = ["no pass/fail in an OpenHands event list: the run is ungraded",
+             "event times carry no zone and are read as UTC"]
+    if seen and not steps_without_usage:
+        metadata.update(total_input_tokens=tokens_in, total_output_tokens=tokens_out)
+    elif steps_without_usage:
+        notes.append(f"{steps_without_usage} agent message(s) carry no LLM response, so the "
+                     "run's token totals are unknown and stay empty")
+    line: dict[str, Any] = {
+        "run_id": f"openhands-{_safe_name(src)}", "agent": agent or "openhands",
+        "test_case_id": _safe_name(src),
+        "response": {"final_response": _final(msgs), "messages": msgs, "metadata": metadata}}
+    if stamps:
+        line["started_at"], line["ended_at"] = stamps[0], stamps[-1]
+        metadata["agent_runtime_ms"] = round(busy * 1000)
+    return [line], notes
+
+
+def _time(ts: Any) -> datetime | None:
+    value = _utc(ts)
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
 IMPORTERS: dict[str, Callable[[Path, Any, str | None, str | None],
                               tuple[list[dict[str, Any]], list[str]]]] = {
     "tau-bench": tau_bench, "tau2": tau2, "inspect": inspect_log, "langfuse": langfuse,
-    "otlp": otlp, "agentops": agentops}
+    "otlp": otlp, "agentops": agentops, "swe-agent": swe_agent, "openhands": openhands}
 KIND_OF = {"langfuse": "spans", "otlp": "otlp", "agentops": "otlp"}
 """The landing kind each importer writes (responses unless named)."""
 
@@ -550,8 +707,9 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
         tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
                        encoding="utf-8")
         os.replace(tmp, target)
-        passed = sum(1 for line in lines
-                     if (line.get("outcome") or {}).get("status") == "passed")
+        statuses = [(line.get("outcome") or {}).get("status") for line in lines]
+        passed = statuses.count("passed")
+        graded = passed + statuses.count("failed")
         n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
-        results.append(ImportResult(src, target, n, passed, lacks))
+        results.append(ImportResult(src, target, n, passed, graded, lacks))
     return results
