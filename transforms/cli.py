@@ -304,7 +304,10 @@ def _explain_by_reader(kind: str, source_file: str, line_no: int, line: bytes,
     from transforms.worker import NORMALIZERS
 
     buffers = ColumnBuffers()
-    reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
+    try:
+        reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
+    except Exception as e:  # noqa: BLE001 - as the ingest does: the line, never a traceback
+        reason = f"runlake could not read this record ({type(e).__name__}: {str(e)[:200]})"
     if reason is not None:
         return [f"unrecognized_record: {reason}"]
     code_i, detail_i = (TABLES["flags"].names.index(c) for c in ("code", "detail"))

@@ -50,6 +50,7 @@ import json
 import os
 import re
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -113,9 +114,17 @@ def _is_span(x: Any) -> bool:
                                     or isinstance(x.get("spanContext"), dict))
 
 
-def _load(src: Path) -> Any:
+def _load(src: Path) -> tuple[Any, int]:
+    """The parsed document, and how many NaN/Infinity constants (Python's json writes them)
+    it held: they become null, since the landing JSONL must be strict JSON."""
+    nonfinite = 0
+
+    def constant(_: str) -> None:
+        nonlocal nonfinite
+        nonfinite += 1
+
     try:
-        return json.loads(src.read_bytes())
+        return json.loads(src.read_bytes(), parse_constant=constant), nonfinite
     except OSError as e:
         raise InputError(f"{src}: cannot read ({e.strerror})") from None
     except ValueError as e:
@@ -137,9 +146,10 @@ def _wrong(src: Path, fmt: str, doc: Any) -> InputError:
     return InputError(f"{src}: not {_a(fmt)} {fmt} file; {hint}")
 
 
-def _final(messages: list[dict[str, Any]]) -> str:
+def _final(messages: list[Any]) -> str:
     for m in reversed(messages):
-        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"]:
+        if isinstance(m, dict) and m.get("role") == "assistant" and \
+                isinstance(m.get("content"), str) and m["content"]:
             return str(m["content"])
     return ""
 
@@ -445,25 +455,45 @@ def otlp(src: Path, doc: Any, agent: str | None, model: str | None
     lines = doc if isinstance(doc, list) else [doc]
     if agent:
         for line in lines:
-            for rs in line.get("resourceSpans") or []:
-                if isinstance(rs, dict):
-                    res = rs.setdefault("resource", {})
-                    res["attributes"] = [a for a in res.get("attributes") or []
-                                         if a.get("key") != "service.name"] + [
-                        {"key": "service.name", "value": {"stringValue": agent}}]
-            attrs = line.get("attributes")
-            if "resourceSpans" in line:
+            if "resourceSpans" not in line:
+                _name_agent(line, agent)
                 continue
-            if isinstance(attrs, list):  # OTLP KeyValue list
-                line["attributes"] = [a for a in attrs if isinstance(a, dict) and a.get(
-                    "key") != "gen_ai.agent.name"] + [
-                    {"key": "gen_ai.agent.name", "value": {"stringValue": agent}}]
-            else:
-                line["attributes"] = {**(attrs if isinstance(attrs, dict) else {}),
-                                      "gen_ai.agent.name": agent}
+            for rs in line["resourceSpans"] if isinstance(line["resourceSpans"], list) else []:
+                if not isinstance(rs, dict):
+                    continue
+                res = rs.setdefault("resource", {})
+                if isinstance(res, dict) and isinstance(res.get("attributes"), dict):
+                    res["attributes"] = {**res["attributes"], "service.name": agent}
+                elif isinstance(res, dict):
+                    res["attributes"] = [a for a in _as_list(res.get("attributes"))
+                                         if isinstance(a, dict)
+                                         and a.get("key") != "service.name"] + [
+                        {"key": "service.name", "value": {"stringValue": agent}}]
+                for ss in _as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
+                    for sp in _as_list(ss.get("spans") if isinstance(ss, dict) else None):
+                        if isinstance(sp, dict):
+                            _name_agent(sp, agent)
     notes = ["no pass/fail and no run record in OTLP spans: they land as spans (and LLM "
              "calls), linked to runs only by a run_id attribute or trace id"]
     return lines, notes
+
+
+def _as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _name_agent(span: dict[str, Any], agent: str) -> None:
+    """Make `agent` the span's agent (gen_ai.agent.name, which the readers take before
+    service.name), replacing agent.name / gen_ai.agent.name, in either attribute shape."""
+    attrs = span.get("attributes")
+    if isinstance(attrs, list):  # OTLP KeyValue list
+        span["attributes"] = [a for a in attrs if isinstance(a, dict) and a.get("key") not in (
+            "gen_ai.agent.name", "agent.name")] + [
+            {"key": "gen_ai.agent.name", "value": {"stringValue": agent}}]
+    else:
+        kept = {k: v for k, v in (attrs if isinstance(attrs, dict) else {}).items()
+                if k not in ("gen_ai.agent.name", "agent.name")}
+        span["attributes"] = {**kept, "gen_ai.agent.name": agent}
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -585,6 +615,10 @@ def _json_value(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+_NOT_RESULTS = ("agent_state_changed", "null")
+"""OpenHands observations that report the agent's state, not a tool's result."""
+
+
 def openhands(src: Path, doc: Any, agent: str | None, model: str | None
               ) -> tuple[list[dict[str, Any]], list[str]]:
     if sniff(doc) != "openhands":
@@ -593,7 +627,8 @@ def openhands(src: Path, doc: Any, agent: str | None, model: str | None
     seen: set[str] = set()
     models: list[str] = []
     tokens_in = tokens_out = 0
-    steps_without_usage = 0
+    steps_without_usage = n_responses = 0
+    skipped: Counter[str] = Counter()
     for e in doc:
         meta = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"),
                                                           dict) else None
@@ -607,10 +642,12 @@ def openhands(src: Path, doc: Any, agent: str | None, model: str | None
             msgs.append({"role": "tool", "tool_call_id": meta.get("tool_call_id"),
                          "content": content or ""})
         elif e.get("source") == "agent" and response:
-            rid = str(response.get("id"))
-            if rid in seen:
+            rid = response.get("id")
+            if isinstance(rid, str) and rid in seen:
                 continue  # the same LLM response behind several actions
-            seen.add(rid)
+            if isinstance(rid, str):
+                seen.add(rid)
+            n_responses += 1
             choice = (response.get("choices") or [{}])[0]
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict):
@@ -621,9 +658,21 @@ def openhands(src: Path, doc: Any, agent: str | None, model: str | None
             tokens_out += usage.get("completion_tokens") or 0
             if isinstance(response.get("model"), str):
                 models.append(response["model"])
-        elif e.get("source") == "agent" and e.get("action") in ("message", "finish") and text:
-            msgs.append({"role": "assistant", "content": text})
+        elif e.get("action") == "system":
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            msgs.append({"role": "system", "content": args.get("content") or text or ""})
+        elif e.get("source") == "agent" and "action" in e:
+            # An agent step without its LLM response: its text, else what it did.
+            args = e.get("args")
+            msgs.append({"role": "assistant", "content": text or (
+                f"[{e.get('action')}] " + (json.dumps(args) if args else "")).strip()})
             steps_without_usage += 1
+        elif "observation" in e and e.get("observation") not in _NOT_RESULTS:
+            # A result no call names: kept (the ingest flags it as an orphan).
+            content = e.get("content") if isinstance(e.get("content"), str) else text
+            msgs.append({"role": "tool", "content": content or ""})
+        else:
+            skipped[str(e.get("action") or e.get("observation"))] += 1
     stamps = [t for t in (_utc(e.get("timestamp")) for e in doc) if t]
     # The agent's time: each gap between events that ends at an agent event (waiting for the
     # user's next message is not the agent's runtime).
@@ -638,10 +687,13 @@ def openhands(src: Path, doc: Any, agent: str | None, model: str | None
         metadata["model"] = model
     notes = ["no pass/fail in an OpenHands event list: the run is ungraded",
              "event times carry no zone and are read as UTC"]
-    if seen and not steps_without_usage:
+    if skipped:
+        notes.append("events that are not part of the transcript left out: " + ", ".join(
+            f"{n} {kind}" for kind, n in sorted(skipped.items())))
+    if n_responses and not steps_without_usage:
         metadata.update(total_input_tokens=tokens_in, total_output_tokens=tokens_out)
     elif steps_without_usage:
-        notes.append(f"{steps_without_usage} agent message(s) carry no LLM response, so the "
+        notes.append(f"{steps_without_usage} agent step(s) carry no LLM response, so the "
                      "run's token totals are unknown and stay empty")
     line: dict[str, Any] = {
         "run_id": f"openhands-{_safe_name(src)}", "agent": agent or "openhands",
@@ -669,12 +721,21 @@ KIND_OF = {"langfuse": "spans", "otlp": "otlp", "agentops": "otlp"}
 """The landing kind each importer writes (responses unless named)."""
 
 
-def _n_spans(line: dict[str, Any]) -> int:
+def _n_spans(line: Any) -> int:
+    """Spans in a written line, counted as the readers will find them."""
+    if not isinstance(line, dict):
+        return 0
     if isinstance(line.get("spans"), list):
         return len(line["spans"])
     if isinstance(line.get("resourceSpans"), list):
-        return sum(len((ss or {}).get("spans") or []) for rs in line["resourceSpans"]
-                   if isinstance(rs, dict) for ss in rs.get("scopeSpans") or [])
+        n = 0
+        for rs in line["resourceSpans"]:
+            scopes = (rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) \
+                if isinstance(rs, dict) else None
+            for ss in scopes if isinstance(scopes, list) else []:
+                spans = ss.get("spans") if isinstance(ss, dict) else None
+                n += sum(isinstance(x, dict) for x in spans) if isinstance(spans, list) else 0
+        return n
     return 1
 
 
@@ -693,15 +754,19 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
     for src in sources:
         if src.is_dir():
             raise InputError(f"{src}: a folder; name the result files to import")
-        doc = _load(src)
+        doc, n_nonfinite = _load(src)
         try:
             lines, lacks = IMPORTERS[fmt](src, doc, agent, model)
+            n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
         except InputError:
             raise
         except (AttributeError, KeyError, TypeError, ValueError, IndexError) as e:
             # The file has the format's outline but a part of another shape.
-            raise InputError(f"{src}: not a {fmt} file runlake can read: a part has an "
+            raise InputError(f"{src}: not {_a(fmt)} {fmt} file runlake can read: a part has an "
                              f"unexpected shape ({type(e).__name__}: {str(e)[:120]})") from None
+        if n_nonfinite:
+            lacks = [*lacks, f"{n_nonfinite} NaN or Infinity value(s), which JSON does not "
+                             "allow, written as null"]
         target = out / f"{_safe_name(src)}.{KIND_OF.get(fmt, 'responses')}.jsonl"
         tmp = out / f".{target.name}.{uuid.uuid4().hex}"
         tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
@@ -710,6 +775,5 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
         statuses = [(line.get("outcome") or {}).get("status") for line in lines]
         passed = statuses.count("passed")
         graded = passed + statuses.count("failed")
-        n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
         results.append(ImportResult(src, target, n, passed, graded, lacks))
     return results

@@ -142,3 +142,18 @@ def test_validate_otlp_and_durable_files_with_their_readers(write_lines: Callabl
     res = cli("validate", "--kind", "durable", str(state))
     assert res.exit_code == 1
     assert "state.json:1" in res.output and "schema_version_invalid" in res.output
+
+
+def test_validate_reports_a_reader_that_trips(write_lines: Callable[..., Path],
+                                             monkeypatch: Any) -> None:
+    """Should a reader raise on a record, validate names it for that line, no traceback."""
+    from transforms.normalize.otlp import OtlpNormalizer
+
+    def trips(*_: Any) -> None:
+        raise KeyError("a reader bug")
+
+    monkeypatch.setattr(OtlpNormalizer, "add", trips)
+    path = write_lines([{"traceId": "a", "spanId": "b"}], name="t.otlp.jsonl")
+    res = cli("validate", str(path))
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "runlake could not read this record (KeyError" in res.output

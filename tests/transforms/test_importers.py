@@ -82,3 +82,57 @@ def test_output_names_stay_in_the_output_folder(tmp_path: Path) -> None:
     line = json.loads(written[0].read_text())
     assert line["response"]["final_response"] == "<b>hello</b>"
     assert line["outcome"] == {"status": "passed", "score": 1.0}
+
+
+def test_agent_reaches_the_spans_of_an_export_record(tmp_path: Path) -> None:
+    """--agent wins over the agent a span names, inside collector export records too."""
+    from transforms import warehouse
+    from transforms.ingest import ingest
+
+    export = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [
+        {"traceId": "a" * 32, "spanId": "b" * 16, "startTimeUnixNano": "1",
+         "endTimeUnixNano": "2", "attributes": [
+             {"key": "gen_ai.agent.name", "value": {"stringValue": "old"}}]}]}]}]}
+    res = RUNNER.invoke(app, ["import", "otlp", str(_write(tmp_path, "e.json", export)),
+                              "--out", str(tmp_path / "o"), "--agent", "planner"])
+    assert res.exit_code == 0 and "1 span " in res.output, res.output
+    ingest([tmp_path / "o"], tmp_path / "home")
+    con = warehouse.connect(tmp_path / "home")
+    assert con.execute("SELECT agent FROM spans").fetchall() == [("planner",)]
+    con.close()
+
+
+def test_odd_but_importable_sources(tmp_path: Path) -> None:
+    """Odd shapes never give a traceback; NaN (which Python's json writes) becomes null with a
+    note; an OpenHands step without its LLM response makes the run's tokens unknown."""
+    odd = _write(tmp_path, "odd.json", {"resourceSpans": [{"scopeSpans": [[1], {"spans": 5}]}]})
+    res = RUNNER.invoke(app, ["import", "otlp", str(odd), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0 and "0 spans" in res.output, res.output
+    nan = tmp_path / "nan.json"
+    nan.write_text('[{"task_id": 1, "reward": NaN, "info": {}, "traj": '
+                   '[{"role": "user", "content": "hi"}]}]')
+    res = RUNNER.invoke(app, ["import", "tau-bench", str(nan), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0 and "1 NaN or Infinity value(s)" in res.output, res.output
+    assert '"score": null' in (tmp_path / "o" / "nan.responses.jsonl").read_text()
+    events = [
+        {"id": 0, "source": "user", "action": "message", "message": "fix it"},
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"},
+         "tool_call_metadata": {"tool_call_id": "t1", "model_response": {
+             "model": "m", "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+             "choices": [{"message": {"role": "assistant", "content": "step 1", "tool_calls": [
+                 {"id": "t1", "type": "function", "function": {"name": "run",
+                                                               "arguments": "{}"}}]}}]}}},
+        {"id": 2, "source": "agent", "observation": "run", "content": "a b",
+         "tool_call_metadata": {"tool_call_id": "t1"}},
+        {"id": 3, "source": "agent", "action": "run", "args": {"command": "pwd"}},
+        {"id": 4, "source": "environment", "observation": "agent_state_changed"}]
+    res = RUNNER.invoke(app, ["import", "openhands", str(_write(tmp_path, "oh.json", events)),
+                              "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "1 agent step(s) carry no LLM response" in res.output
+    assert "left out: 1 agent_state_changed" in res.output
+    (line,) = [json.loads(x) for x in (tmp_path / "o" / "oh.responses.jsonl").read_text()
+               .splitlines()]
+    assert [m["role"] for m in line["response"]["messages"]] == [
+        "user", "assistant", "tool", "assistant"]
+    assert "total_input_tokens" not in line["response"]["metadata"]

@@ -192,3 +192,54 @@ def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: P
     assert got[0]["llm_calls"] and got[0]["tool_calls"] and got[0]["thinking"]
     for t in tables:
         assert got[0][t] == got[1][t], t
+
+
+def test_what_the_review_found(write_lines: Callable[..., Path], home: Path,
+                               query: Callable[..., Any]) -> None:
+    """Counts beyond 64 bits or in other digits are flagged, never a crash; parts of an export
+    record that hold no span are flagged; a span a framework marks as an agent is not an LLM
+    call though it carries a model and tokens; current and OpenLLMetry spellings are read."""
+    huge = span("1" * 16, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                           "gen_ai.usage.input_tokens": "99999999999999999999999",
+                           "gen_ai.usage.output_tokens": "²", "big": 2**63})
+    huge["attributes"][-1]["value"] = {"intValue": str(2**64)}  # kept as given
+    agent = span("2" * 16, {"openinference.span.kind": "AGENT", "llm.model_name": "m",
+                            "llm.token_count.prompt": 100})
+    llm = span("3" * 16, {"openinference.span.kind": "LLM", "llm.model_name": "m",
+                          "llm.token_count.prompt": 100}, parent="2" * 16)
+    current = span("4" * 16, {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+        "gen_ai.usage.input_tokens": 50, "gen_ai.usage.cache_read.input_tokens": "20",
+        "gen_ai.usage.reasoning.output_tokens": 7, "gen_ai.request.max_tokens": 256.0,
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}]),
+        "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Hi",
+        "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Hello",
+        "gen_ai.completion.0.tool_calls.0.id": "c1",
+        "gen_ai.completion.0.tool_calls.0.name": "lookup",
+        "gen_ai.completion.0.tool_calls.0.arguments": '{"q": 1}'}, kind="SPAN_KIND_UNSPECIFIED")
+    line = record(huge, agent, llm, current)
+    line["resourceSpans"] += [7, {"scopeSpans": {"spans": []}},
+                              {"scopeSpans": [[1], {"spans": 5}, {"spans": ["x"]}]}]
+    report = ingest([write_lines([line], name="r.otlp.jsonl")], home)
+    assert [(f.accepted, f.quarantined) for f in report.files] == [(1, 0)]
+    assert query("SELECT span_id, input_tokens, output_tokens, cached_input_tokens, "
+                 "reasoning_tokens, max_tokens FROM llm_calls ORDER BY 1") == [
+        ("1" * 16, None, None, None, None, None), ("3" * 16, 100, None, None, None, None),
+        ("4" * 16, 50, None, 20, 7, 256)]
+    attrs = json.loads(query("SELECT attributes FROM spans WHERE span_id = ?", ["1" * 16])[0][0])
+    assert attrs["big"] == str(2**64)
+    assert query("SELECT role, text, direction FROM messages WHERE span_id = ? "
+                 "ORDER BY message_index", ["4" * 16]) == [
+        ("system", "Be brief.", "input"), ("user", "Hi", "input"),
+        ("assistant", "Hello", "output")]
+    assert query("SELECT tool_name, arguments FROM tool_calls") == [("lookup", '{"q":1}')]
+    assert query("SELECT kind FROM spans WHERE span_id = ?", ["4" * 16]) == [("UNSPECIFIED",)]
+    details = [d for (d,) in query("SELECT detail FROM flags WHERE code = 'span_malformed' "
+                                   "ORDER BY detail")]
+    assert any('input_tokens is "99999999999999999999999"' in d and 'output_tokens is "²"' in d
+               for d in details)
+    for part in ("resourceSpans[1] is a number", "resourceSpans[2].scopeSpans is an object",
+                 "resourceSpans[3].scopeSpans[0] is an array",
+                 "resourceSpans[3].scopeSpans[1].spans is a number",
+                 "resourceSpans[3].scopeSpans[2].spans[0] is a string"):
+        assert any(d.startswith(part) for d in details), (part, details)

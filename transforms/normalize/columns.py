@@ -10,6 +10,9 @@ import pyarrow as pa
 
 from transforms.schemas import TABLES
 
+INT64_MAX = 2**63 - 1
+"""The largest value of a BIGINT column; readers keep larger integers out of their rows."""
+
 
 class ColumnBuffers:
     """Rows per table, in the column order of transforms.schemas."""

@@ -24,14 +24,16 @@ from typing import Any
 
 import orjson
 
-from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.spans import ALIASES, SpanNormalizer
+from transforms.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
             "span (traceId and spanId)")
 KINDS: dict[Any, str] = {
     0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER",
-    "SPAN_KIND_INTERNAL": "INTERNAL", "SPAN_KIND_SERVER": "SERVER",
+    "SPAN_KIND_UNSPECIFIED": "UNSPECIFIED", "SPAN_KIND_INTERNAL": "INTERNAL",
+    "SPAN_KIND_SERVER": "SERVER",
     "SPAN_KIND_CLIENT": "CLIENT", "SPAN_KIND_PRODUCER": "PRODUCER",
     "SPAN_KIND_CONSUMER": "CONSUMER"}
 JS_KINDS: dict[Any, str] = {0: "INTERNAL", 1: "SERVER", 2: "CLIENT", 3: "PRODUCER",
@@ -40,6 +42,8 @@ JS_KINDS: dict[Any, str] = {0: "INTERNAL", 1: "SERVER", 2: "CLIENT", 3: "PRODUCE
 STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
           "STATUS_CODE_ERROR": "ERROR"}
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+FRAMEWORK_KINDS = ("openinference.span.kind", "agentops.span.kind", "traceloop.span.kind")
+"""Attributes in which instrumentations say what a span is (LLM, AGENT, CHAIN, workflow...)."""
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -59,10 +63,13 @@ def _any_value(v: Any) -> Any:
         if key in v:
             return v[key]
     if "intValue" in v:
+        raw = v["intValue"]
         try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return v["intValue"]
+            n = int(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else None
+        except ValueError:
+            n = None
+        # Out of the 64-bit range (or not a number): kept as given, never a crash later.
+        return n if n is not None and -INT64_MAX - 1 <= n <= INT64_MAX else raw
     if "arrayValue" in v:
         values = _dict(v["arrayValue"]).get("values")
         return [_any_value(x) for x in values] if isinstance(values, list) else []
@@ -111,13 +118,14 @@ def _nanos(v: Any) -> Any:
 
 
 def _int(v: Any) -> int | None:
+    """A non-negative integer that fits a BIGINT, from an int, a whole double (OTLP
+    doubleValue) or ASCII decimal digits (OTLP/JSON writes 64-bit integers as strings)."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.isdigit():
-        return int(v)
-    return None
+    if (isinstance(v, float) and v.is_integer()) or (
+            isinstance(v, str) and v.isascii() and v.isdigit()):
+        v = int(v)
+    return v if isinstance(v, int) and 0 <= v <= INT64_MAX else None
 
 
 def _count(v: Any) -> Any:
@@ -173,17 +181,23 @@ def genai_messages(raw: Any) -> list[dict[str, Any]] | None:
     return out
 
 
-_FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
-_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
+_FLAT = (re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$"),  # OpenInference
+         re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$"))  # OpenLLMetry
+_DIRECTION = {"input": "input", "output": "output", "prompt": "input", "completion": "output"}
+_CALL = re.compile(r"^tool_calls\.(\d+)\.(?:tool_call\.)?(id|name|arguments|function\.name|"
+                   r"function\.arguments)$")
 
 
-def openinference_messages(attrs: dict[str, Any], direction: str) -> list[dict[str, Any]]:
-    """OpenInference's flattened `llm.<direction>_messages.N.message.*` attributes."""
+def indexed_messages(attrs: dict[str, Any], direction: str) -> list[dict[str, Any]]:
+    """Messages flattened into indexed attributes: OpenInference's
+    `llm.<direction>_messages.N.message.*` and OpenLLMetry's `gen_ai.prompt.N.*` /
+    `gen_ai.completion.N.*` (role, content, tool calls, tool_call_id)."""
     rows: dict[int, dict[str, Any]] = {}
     for key, value in attrs.items():
-        m = _FLAT.match(key)
-        if m and m[1] == direction:
-            rows.setdefault(int(m[2]), {})[m[3]] = value
+        for pattern in _FLAT:
+            m = pattern.match(key)
+            if m and _DIRECTION[m[1]] == direction:
+                rows.setdefault(int(m[2]), {})[m[3]] = value
     out = []
     for _, f in sorted(rows.items()):
         blocks = []
@@ -244,10 +258,14 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     # A span without an operation name counts as an LLM call when it carries a model and
     # tokens, except the Vercel AI SDK's outer spans (ai.generateText, ...), which repeat the
     # usage of the provider calls (ai.*.doGenerate / doStream) beneath them.
+    # Nor are spans a framework marks as something else (an agent, a chain, a workflow), whose
+    # usage sums their children's.
     vercel_op = attrs.get("ai.operationId")
+    marked = [v.lower() for v in (attrs.get(k) for k in FRAMEWORK_KINDS) if isinstance(v, str)]
     is_llm = operation in LLM_OPERATIONS or attrs.get("openinference.span.kind") == "LLM" or (
         operation is None and _first(attrs, "input_tokens") is not None
         and _first(attrs, "model") is not None
+        and all(v == "llm" for v in marked)
         and (not isinstance(vercel_op, str) or vercel_op.endswith((".doGenerate", ".doStream"))))
     if operation == "execute_tool" and not isinstance(attrs.get("gen_ai.tool.name"), str):
         problems.append("an execute_tool span without gen_ai.tool.name")
@@ -261,11 +279,15 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
         if inp is None and raw_in is not None:
             inp = raw_in  # not a message list: the span reader flags it with what it is
         elif inp is None:
-            inp = openinference_messages(attrs, "input")
+            inp = indexed_messages(attrs, "input")
+        # Current conventions keep the system prompt apart, as a list of parts.
+        instructions = _json(attrs.get("gen_ai.system_instructions"))
+        if isinstance(inp, list) and isinstance(instructions, list) and instructions:
+            inp = (genai_messages([{"role": "system", "parts": instructions}]) or []) + inp
         if outp is None and raw_out is not None:
             outp = raw_out
         elif outp is None:
-            outp = openinference_messages(attrs, "output")
+            outp = indexed_messages(attrs, "output")
             reply = attrs.get("ai.response.text", attrs.get("ai.response.object"))
             if not outp and isinstance(reply, str):  # Vercel AI SDK: the reply as text or JSON
                 outp = [{"role": "assistant", "content": [{"type": "text", "text": reply}]}]
@@ -298,21 +320,38 @@ class OtlpNormalizer:
 
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
         spans: list[Any] = []
+        dropped: list[str] = []
         if isinstance(obj.get("resourceSpans"), list):
-            for rs in obj["resourceSpans"]:
+            for i, rs in enumerate(obj["resourceSpans"]):
+                where = f"resourceSpans[{i}]"
                 if not isinstance(rs, dict):
-                    spans.append(rs)  # the span normalizer drops it with span_malformed
+                    dropped.append(f"{where} is {describe(rs)}")
                     continue
                 resource = _attributes(_dict(rs.get("resource")).get("attributes"))
-                scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
-                for ss in scopes if isinstance(scopes, list) else []:
-                    inner = _dict(ss).get("spans")
-                    for s in inner if isinstance(inner, list) else []:
-                        spans.append(to_span(s, resource) if isinstance(s, dict) else s)
+                key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
+                scopes = rs.get(key)
+                if not isinstance(scopes, list):
+                    dropped.append(f"{where}.{key} is {describe(scopes)}")
+                    continue
+                for j, ss in enumerate(scopes):
+                    inner = ss.get("spans") if isinstance(ss, dict) else None
+                    if not isinstance(inner, list):
+                        dropped.append(f"{where}.{key}[{j}]" + (
+                            f".spans is {describe(inner)}" if isinstance(ss, dict)
+                            else f" is {describe(ss)}"))
+                        continue
+                    for k, sp in enumerate(inner):
+                        if isinstance(sp, dict):
+                            spans.append(to_span(sp, resource))
+                        else:
+                            dropped.append(f"{where}.{key}[{j}].spans[{k}] is {describe(sp)}")
             if not spans:
-                return "an OTLP export record without spans"
+                return "an OTLP export record without a readable span" + (
+                    f" ({'; '.join(dropped[:3])})" if dropped else "")
         elif ("traceId" in obj and "spanId" in obj) or isinstance(obj.get("spanContext"), dict):
             spans = [to_span(obj, _attributes(_dict(obj.get("resource")).get("attributes")))]
         else:
             return NOT_OTLP
+        for detail in dropped:
+            self.spans.dropped(line, f"{detail}; dropped")
         return self.spans.add(line, raw, {"spans": spans})

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from transforms.flags import CATALOG
-from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import Pending, TranscriptNormalizer, canonical_json
 from transforms.readers import date_prefix, describe, json_type
 from transforms.registry import Registry
@@ -147,6 +147,9 @@ class ResponseNormalizer:
         if turn_index is not None and (isinstance(turn_index, bool)
                                        or not isinstance(turn_index, int)):
             bad.append(f"turn_index is {describe(turn_index)}, not an integer")
+            turn_index = None
+        elif turn_index is not None and not -INT64_MAX - 1 <= turn_index <= INT64_MAX:
+            bad.append(f"turn_index {turn_index} is out of the 64-bit range")
             turn_index = None
         started_at = _timestamp(env, "started_at", bad)
         ended_at = _timestamp(env, "ended_at", bad)
@@ -311,14 +314,15 @@ class ResponseNormalizer:
             if k in ("model", "system_prompt_id"):
                 ok = isinstance(v, str)
             elif k in _INT_KEYS:
-                ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT64_MAX
             else:
                 ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
             if ok:
                 out[k] = v
             else:
+                out_of_range = isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX
                 wrong.append(f"{k} is {orjson.dumps(v).decode()[:40]} "
-                             f"({json_type(v)})")
+                             f"({'out of the 64-bit range' if out_of_range else json_type(v)})")
         if wrong:
             pending.append(("metadata_malformed", "wrong type: " + "; ".join(wrong), None, None))
         rt = out.get("agent_runtime_ms")

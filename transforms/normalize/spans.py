@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from transforms.flags import CATALOG
-from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import ROLES, Pending, TranscriptNormalizer
 from transforms.readers import describe
 
@@ -52,11 +52,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "finish_reasons": ("gen_ai.response.finish_reasons", "ai.response.finishReason"),
     "input_messages": ("gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages"),
     "output_messages": ("gen_ai.output.messages", "gen_ai.completion"),
-    "cached_input_tokens": ("gen_ai.usage.cache_read_input_tokens",
+    "cached_input_tokens": ("gen_ai.usage.cache_read.input_tokens",
+                            "gen_ai.usage.cache_read_input_tokens",
                             "gen_ai.usage.cached_input_tokens",
                             "llm.token_count.prompt_details.cache_read",
                             "ai.usage.cachedInputTokens"),
-    "reasoning_tokens": ("gen_ai.usage.reasoning_tokens",
+    "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens",
+                         "gen_ai.usage.reasoning_tokens",
                          "llm.token_count.completion_details.reasoning",
                          "ai.usage.reasoningTokens"),
 }
@@ -75,7 +77,16 @@ def _str(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 
 
 def _count(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+    """A count that fits its BIGINT column, else None (the caller flags a present value)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT64_MAX \
+        else None
+
+
+def _attr_count(v: Any) -> int | None:
+    """A count from a span attribute, where SDKs also write numbers as decimal strings."""
+    if isinstance(v, str) and v.isascii() and v.isdigit():
+        v = int(v)
+    return _count(v)
 
 
 def _strip(v: Any, prefix: str) -> str | None:
@@ -107,6 +118,10 @@ class SpanNormalizer:
         for index, span in enumerate(spans):
             self._span(span, index, line)
         return None
+
+    def dropped(self, line: int, detail: str) -> None:
+        """Flag a part of a line that holds no readable span (span_malformed, dropped)."""
+        self._flag("span_malformed", None, self.fallback_day, line, detail, None)
 
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
               span_id: str | None, message_index: int | None = None,
@@ -186,7 +201,8 @@ class SpanNormalizer:
         bad: list[str] = []
         flags: Pending = []
         in_tok, out_tok = _count(lr.get("input_tokens")), _count(lr.get("output_tokens"))
-        for key, value in (("input_tokens", in_tok), ("output_tokens", out_tok)):
+        for key, value in (("input_tokens", in_tok), ("output_tokens", out_tok),
+                           ("prompt_version_number", _count(lr.get("prompt_version_number")))):
             if value is None and lr.get(key) is not None:
                 bad.append(f"log_request.{key} is {orjson.dumps(lr[key]).decode()[:30]}")
         status = lr.get("status", "SUCCESS")
@@ -204,6 +220,10 @@ class SpanNormalizer:
         raw_params = lr.get("parameters")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         max_tokens = _count(params.get("max_tokens")) or _count(params.get("max_output_tokens"))
+        for key in ("max_tokens", "max_output_tokens"):
+            if params.get(key) is not None and _count(params[key]) is None:
+                bad.append(f"log_request.parameters.{key} {str(params[key])[:30]!r} is not "
+                           "a token count")
         price = lr.get("price")
         price = float(price) if isinstance(price, int | float) and not isinstance(
             price, bool) else None
@@ -247,8 +267,8 @@ class SpanNormalizer:
             span_id, trace_id, run_id, day, agent,
             lr.get("provider") if isinstance(lr.get("provider"), str) else None,
             lr.get("model") if isinstance(lr.get("model"), str) else None,
-            in_tok, out_tok, _count(_first(attrs, CACHED_KEYS)),
-            _count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
+            in_tok, out_tok, _attr_count(_first(attrs, CACHED_KEYS)),
+            _attr_count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
             len(error_message) if error_message is not None else None, req_start, req_end,
             latency, max_tokens,
             lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
