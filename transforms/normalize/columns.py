@@ -38,9 +38,13 @@ class ColumnBuffers:
         schema = TABLES[table].schema
         rows = self.rows_of[table]
         width = len(schema)
-        bad = [r for r in rows if len(r) != width]
-        if bad:
-            raise AssertionError(f"{table}: row of {len(bad[0])} values, schema has {width}")
-        cols = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+        try:
+            # zip(strict=True) checks, while transposing, that every row has the same width.
+            cols = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+        except ValueError:
+            cols = []
+        if len(cols) != width:
+            widths = sorted({len(r) for r in rows})
+            raise AssertionError(f"{table}: rows of {widths} values, schema has {width}")
         return pa.table([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
                         schema=schema)
