@@ -129,3 +129,10 @@ def test_hostile_report_renders_as_text_in_chromium(write_lines: Callable[..., P
     subprocess.run([browser, *flags, "--window-size=1280,1600", f"--screenshot={shot}",
                     path.as_uri()], capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 10_000
+
+
+def test_bidi_controls_from_traces_cannot_reorder_the_page() -> None:
+    from transforms.report import esc
+
+    assert esc("gpt\u202e<b>4o") == "gptU+202E&lt;b&gt;4o"
+    assert esc("\u2066x\u2069") == "U+2066xU+2069"

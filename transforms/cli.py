@@ -5,12 +5,14 @@ are printed as one clear message with a non-zero exit, never as a traceback.
 """
 
 import json
+import re
 import sys
 from datetime import date
 from pathlib import Path
 from typing import Annotated
 
 import duckdb
+import polars as pl
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -45,8 +47,18 @@ def _home(home: Path | None) -> Path:
     return home if home is not None else Settings().home
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(text: str) -> str:
+    """Text from traces or file names as a terminal shows it safely: control characters
+    (escape sequences, bidi overrides) as \\xNN / \\uNNNN."""
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
+
+
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+    err.print(f"[bold red]error:[/] {escape(_printable(message))}", highlight=False,
+              markup=True)
     raise typer.Exit(code)
 
 
@@ -64,6 +76,8 @@ def ingest_cmd(
     """Read trace files into the lake and rebuild the warehouse views."""
     if kind is not None and kind not in KINDS:
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
+    if workers is not None and workers < 1:
+        _fail(f"--workers {workers} must be at least 1", 2)
     settings = Settings()
     h = _home(home)
     try:
@@ -106,13 +120,13 @@ def _print_report(r: IngestReport) -> None:
                 "lines", "accepted", "quarantined", "blank") else "left")
         for f in shown:
             note = "unchanged, skipped" if f.skipped else ("see below" if f.error else "")
-            t.add_row(f.source_file, f.kind or "unknown",
+            t.add_row(_printable(f.source_file), f.kind or "unknown",
                       *("-" if f.skipped else f"{x:,}"
                         for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
         out.print(t, highlight=False, markup=False)
     for f in r.files:
         if f.error:
-            out.print(f"{f.source_file}: {f.error}", highlight=False, markup=False)
+            out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
     done = [f for f in r.files if not f.skipped]
     out.print(f"{len(r.files)} files ({len(r.files) - len(done)} unchanged): "
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
@@ -132,8 +146,8 @@ def _print_report(r: IngestReport) -> None:
                                                    for k, v in r.quarantine_by_code.items()))
     if r.days:
         out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
-    out.print(f"warehouse: {warehouse.path(r.home)}  (try: runlake sql \"select status, "
-              "count(*) from runs group by 1\")", highlight=False)
+    out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "
+              "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
 
 
 @app.command("sql")
@@ -149,6 +163,8 @@ def sql_cmd(
         _fail(f"--format {fmt!r} is not one of table, csv, json, parquet", 2)
     if fmt == "parquet" and output is None:
         _fail("--format parquet needs --output FILE", 2)
+    if limit < 0:
+        _fail(f"--limit {limit} must be 0 or more", 2)
     try:
         con = warehouse.connect(_home(home))
     except FileNotFoundError as e:
@@ -167,7 +183,7 @@ def sql_cmd(
         for name in frame.columns:
             t.add_column(name, overflow="fold", max_width=60)
         for row in frame.head(limit).iter_rows():
-            t.add_row(*("NULL" if v is None else str(v) for v in row))
+            t.add_row(*("NULL" if v is None else _printable(str(v)) for v in row))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
         shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
@@ -177,6 +193,10 @@ def sql_cmd(
         out.print(f"{frame.height:,} rows")
         return
     target = output if output is not None else sys.stdout
+    if fmt in ("csv", "json"):
+        # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.
+        frame = frame.with_columns(pl.col(c).bin.encode("hex") for c, t in frame.schema.items()
+                                   if t == pl.Binary)
     if fmt == "csv":
         frame.write_csv(target)
     elif fmt == "json":
@@ -222,6 +242,8 @@ def report_cmd(
     """Write the nightly HTML report (reports/nightly-DAY.html) and print its headline."""
     from transforms.report import write_report
 
+    if not 1 <= baseline_days <= 366:
+        _fail(f"--baseline-days {baseline_days} must be between 1 and 366", 2)
     when: date | None = None
     if day is not None:
         try:
@@ -239,7 +261,7 @@ def report_cmd(
               markup=False)
     if summary.significant:
         for r in summary.significant:
-            out.print(f"  REGRESSION {r.agent} / {r.model}: pass rate "
+            out.print(f"  REGRESSION {_printable(r.agent)} / {_printable(r.model)}: pass rate "
                       f"{(r.baseline_pass_rate or 0):.0%} -> {(r.latest_pass_rate or 0):.0%} "
                       f"(p = {r.p_value:.2g})", highlight=False, markup=False)
     else:
@@ -345,7 +367,8 @@ def validate_cmd(
               "kind); pass --kind", 2)
     bad = 0
     for f in files:
-        for block in BlockReader(f):
+        reader = BlockReader(f)
+        for block in reader:
             for line_no, _, line in split_block(block):
                 if not line.strip():
                     continue
@@ -361,11 +384,16 @@ def validate_cmd(
                     problems = explain(obj)[:5]
                 if problems:
                     bad += 1
-                    out.print(f"{f.source_file}:{line_no}", style="bold", highlight=False)
+                    out.print(f"{_printable(f.source_file)}:{line_no}", style="bold",
+                              highlight=False, markup=False)
                     for p in problems:
-                        out.print(f"  {p}", highlight=False, markup=False)
+                        out.print(f"  {_printable(p)}", highlight=False, markup=False)
                     if bad >= max_errors:
                         raise typer.Exit(1)
+        if reader.error:  # a cut or corrupt compressed stream: what was read is above
+            bad += 1
+            out.print(f"{_printable(f.source_file)}: the file ends early ({reader.error})",
+                      style="bold", highlight=False, markup=False)
     out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")
     raise typer.Exit(1 if bad else 0)
 
@@ -376,3 +404,13 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except OSError as e:  # a path that cannot be read or written: one line, no traceback
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"error: {_printable(where + (e.strerror or str(e)))}", highlight=False,
+                  markup=False)
+        sys.exit(1)
+    except duckdb.Error as e:  # a damaged warehouse or lake file
+        err.print(f"error: the warehouse or the lake could not be read: {_printable(str(e))} "
+                  "(run `runlake ingest` again to rebuild the warehouse)", highlight=False,
+                  markup=False)
+        sys.exit(1)

@@ -750,6 +750,7 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; runlake imports: {', '.join(IMPORTERS)}")
     results = []
+    written: set[Path] = set()
     out.mkdir(parents=True, exist_ok=True)
     for src in sources:
         if src.is_dir():
@@ -767,7 +768,14 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
         if n_nonfinite:
             lacks = [*lacks, f"{n_nonfinite} NaN or Infinity value(s), which JSON does not "
                              "allow, written as null"]
-        target = out / f"{_safe_name(src)}.{KIND_OF.get(fmt, 'responses')}.jsonl"
+        kind = KIND_OF.get(fmt, "responses")
+        stem = _safe_name(src)
+        target = out / f"{stem}.{kind}.jsonl"
+        n_same = 1
+        while target in written:  # two sources with one name: never overwrite in one run
+            n_same += 1
+            target = out / f"{stem}-{n_same}.{kind}.jsonl"
+        written.add(target)
         tmp = out / f".{target.name}.{uuid.uuid4().hex}"
         tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
                        encoding="utf-8")

@@ -97,9 +97,9 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
         checked = tools_sha if f.kind in CHECKED_KINDS else None
-        if f.source_file in known and known[f.source_file][1] == f.size \
-                and known[f.source_file][2] == checked \
-                and known[f.source_file][0] == file_sha256(f.path):
+        # Unchanged: same bytes, read as the same kind against the same registry.
+        if f.source_file in known and known[f.source_file][1:] == (
+                f.size, checked, f.kind or "unknown") and known[f.source_file][0] == _sha(f):
             fr.skipped = True
             if progress:
                 progress(f.size)
@@ -189,11 +189,18 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
             state = _FileState(f, fr)
             states.append(state)
             if f.kind not in READABLE_KINDS:
-                state.sha256 = file_sha256(f.path)
+                state.sha256 = _sha(f)
                 if progress:
                     progress(f.size)
                 continue
-            reader = BlockReader(f, block_bytes)
+            try:
+                reader = BlockReader(f, block_bytes)
+            except OSError as e:
+                # Listed with the reason (ingest_files.error); read again by the next ingest.
+                fr.error = f"cannot read the file: {e.strerror or e}"
+                if progress:
+                    progress(f.size)
+                continue
             seen = 0
             for i, block in enumerate(reader):
                 task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
@@ -220,6 +227,14 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
             pool.shutdown(cancel_futures=True)
     for state in states:
         yield state.file, state.report, state.sha256, state.days
+
+
+def _sha(f: InputFile) -> str:
+    """The file's digest, or "" when it cannot be read (it is then read, and reported)."""
+    try:
+        return file_sha256(f.path)
+    except OSError:
+        return ""
 
 
 def _summarize(staging: Path, report: IngestReport) -> None:

@@ -22,6 +22,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -37,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from transforms import db
-from transforms.errors import LakeBusy
+from transforms.errors import InputError, LakeBusy
 from transforms.flags import CATALOG
 from transforms.schemas import RUN_TABLES, TABLES
 
@@ -115,10 +116,19 @@ class CommitResult:
     superseded_runs: int = 0
 
 
+GLOB_CHARS = re.compile(r"[\[\]?*{}\\]")
+"""Characters DuckDB's file globs give a meaning to."""
+
+
 class Lake:
     def __init__(self, home: Path) -> None:
-        self.home = home
-        self.root = home / "lake"
+        # Absolute, so a journal left by a crash names the same files from any directory.
+        self.home = home.resolve()
+        if GLOB_CHARS.search(self.home.as_posix()):
+            # DuckDB reads the lake through glob patterns: such a path could match other files.
+            raise InputError(f"{self.home}: a warehouse folder whose path holds one of "
+                             "[ ] ? * { } \\ cannot be read safely; choose another --home")
+        self.root = self.home / "lake"
 
     def link(self, table: str, day: date, superseded: bool = False) -> Path:
         """The path readers glob for one day of a table: a link to its current version."""
@@ -197,16 +207,16 @@ class Lake:
         return removed
 
     # -- reading ----------------------------------------------------------------------------
-    def known_files(self) -> dict[str, tuple[str, int, str | None]]:
-        """source_file -> (sha256, bytes, tools_sha256) of every file already in the lake."""
+    def known_files(self) -> dict[str, tuple[str, int, str | None, str | None]]:
+        """source_file -> (sha256, bytes, tools_sha256, kind) of every file in the lake."""
         con = db.connect()
         try:
             rows = con.execute(
-                "SELECT source_file, sha256, bytes, tools_sha256 FROM "
+                "SELECT source_file, sha256, bytes, tools_sha256, kind FROM "
                 f"({scan_sql(self.root, 'ingest_files')})").fetchall()
         finally:
             con.close()
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
     def write_registry(self, rows: list[dict[str, Any]]) -> None:
         """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""

@@ -91,12 +91,10 @@ def kind_of(path: Path) -> str | None:
 
 
 def source_name(path: Path) -> str:
-    """How the lake names a file: relative to the working directory when inside it."""
-    resolved = path.resolve()
-    try:
-        return resolved.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return resolved.as_posix()
+    """How the lake names a file: its absolute path, so the same file has one name whatever
+    directory runlake runs from (the CLI, Dagster), and a re-run from elsewhere changes
+    nothing."""
+    return path.resolve().as_posix()
 
 
 def date_folder(path: Path) -> date | None:

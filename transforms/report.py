@@ -10,6 +10,7 @@ loads nothing from the network. Every string that came from a trace goes through
 import html
 import math
 import os
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +29,14 @@ PALETTE = ["#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2", "#6
            "#dc2626", "#4b5563", "#9333ea"]
 
 
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
 def esc(value: Any) -> str:
-    """Text for HTML and SVG, quotes included: nothing a trace holds can become markup."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Text for HTML and SVG, quotes included: nothing a trace holds can become markup, and
+    no bidi control from a trace can reorder the text around it (shown as U+XXXX)."""
+    text = _BIDI.sub(lambda m: f"U+{ord(m[0]):04X}", "" if value is None else str(value))
+    return html.escape(text, quote=True)
 
 
 @dataclass

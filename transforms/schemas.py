@@ -65,7 +65,7 @@ DAY = _c("day", pa.date32(), "UTC day of the run (Hive partition key).")
 FILE_DAY = _c("day", pa.date32(), "Day of the file: its YYYY-MM-DD folder, else the ingest "
               "date (Hive partition key).")
 SOURCE_FILE = _c("source_file", pa.string(),
-                 "Input file, relative to the working directory when inside it.")
+                 "Input file, as its absolute path.")
 SOURCE_LINE = _c("source_line", pa.int64(), "1-based line number in source_file.")
 RUN_ID = _c("run_id", pa.string(), "The run's id (envelope run_id, or derived: see flags).")
 

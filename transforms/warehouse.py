@@ -133,11 +133,27 @@ def derive(home: Path) -> None:
     (out / STAMP).write_text(state)
 
 
+def _built_stamp(home: Path) -> Path:
+    """The lake state the published warehouse file was built from."""
+    return home / f".{FILE_NAME}.lake_state"
+
+
 def is_current(home: Path) -> bool:
-    """True when lake/_derived was computed from the lake as it is now and the warehouse file
-    exists; False after a commit whose derive step has not run (crash, recovered journal)."""
+    """True when lake/_derived was computed from the lake as it is now and the published
+    warehouse was built after it; False after a commit whose derive or build step did not
+    finish (a crash, a recovered journal, a failed build) or when the file does not open."""
     stamp = home / "lake" / DERIVED / STAMP
-    return path(home).exists() and stamp.exists() and stamp.read_text() == Lake(home).state()
+    built = _built_stamp(home)
+    if not (path(home).exists() and stamp.exists() and built.exists()):
+        return False
+    state = Lake(home).state()
+    if stamp.read_text() != state or built.read_text() != state:
+        return False
+    try:
+        db.connect(str(path(home)), read_only=True).close()
+    except duckdb.Error:
+        return False  # a damaged file: build it again
+    return True
 
 
 def build(home: Path) -> Path:
@@ -146,6 +162,8 @@ def build(home: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     target = path(home)
     derived = home / "lake" / DERIVED
+    state = Lake(home).state()
+    _built_stamp(home).unlink(missing_ok=True)
     tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
     try:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
@@ -162,6 +180,7 @@ def build(home: Path) -> Path:
         finally:
             con.close()
         os.replace(tmp, target)
+        _built_stamp(home).write_text(state)
     finally:
         tmp.unlink(missing_ok=True)
         Path(str(tmp) + ".wal").unlink(missing_ok=True)

@@ -157,3 +157,45 @@ def test_validate_reports_a_reader_that_trips(write_lines: Callable[..., Path],
     res = cli("validate", str(path))
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "runlake could not read this record (KeyError" in res.output
+
+
+def test_odd_outputs_and_arguments_get_one_line(write_lines: Callable[..., Path], home: Path,
+                                                tmp_path: Path) -> None:
+    """Raw bytes export as hex; bad numbers and unwritable outputs are refused in one line;
+    a damaged warehouse file is named, never a traceback; terminal control characters from
+    traces are shown escaped."""
+    path = write_lines([{**LINE, "agent": "\x1b[2Jevil\u202e"}, "oops"])
+    assert cli("ingest", str(path), "--home", str(home)).exit_code == 0
+    res = cli("sql", "select raw from quarantine", "--home", str(home), "--format", "csv")
+    assert res.exit_code == 0 and "6f6f7073" in res.output  # the raw line, as hex
+    res = cli("sql", "select agent from runs", "--home", str(home))
+    assert "\x1b" not in res.output and "\u202e" not in res.output
+    assert "\\x1b[2Jevil\\u202e" in res.output
+    for args, message in (
+            (["ingest", str(path), "--home", str(home), "--workers", "0"], "--workers 0"),
+            (["report", "--home", str(home), "--baseline-days", "99999999999"],
+             "--baseline-days"),
+            (["sql", "select 1", "--home", str(home), "--limit", "-5"], "--limit -5")):
+        res = cli(*args)
+        assert res.exit_code == 2 and message in res.output, res.output
+    (home / "warehouse.duckdb").write_bytes(b"not a database" * 100)
+    runlake = Path(sys.executable).parent / "runlake"
+    for args in (["sql", "select 1"], ["views"],
+                 ["sql", "select 1", "--output", str(tmp_path / "no" / "x.csv"),
+                  "--format", "csv"]):
+        done = subprocess.run([str(runlake), *args, "--home", str(home)], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith("error:"), done.stderr
+
+
+def test_import_never_overwrites_within_one_run(tmp_path: Path) -> None:
+    doc = [{"task_id": 1, "reward": 1.0, "info": {}, "traj": [{"role": "user", "content": "x"}]}]
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "results.json").write_text(json.dumps(doc))
+    res = cli("import", "tau-bench", str(tmp_path / "a" / "results.json"),
+              str(tmp_path / "b" / "results.json"), "--out", str(tmp_path / "o"))
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "results-2.responses.jsonl", "results.responses.jsonl"]

@@ -267,3 +267,95 @@ def test_lake_written_before_a_new_column_still_reads(write_lines: Callable[...,
     monkeypatch.setitem(schemas.TABLES, "runs", grown)
     warehouse.build(home)
     assert query("SELECT run_id, added_later FROM staging.stg_runs") == [("a", None)]
+
+
+def test_failed_build_is_redone_by_the_next_ingest(write_lines: Callable[..., Path],
+                                                   home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   query: Callable[..., Any]) -> None:
+    """A build that dies after the derive step: the next ingest, with nothing new to read,
+    publishes the warehouse of the lake as it is."""
+    path = write_lines([run("r1", "2026-11-20")])
+    ingest([path], home)
+    write_lines([run("r2", "2026-11-21")])
+    real = warehouse.build
+
+    def dying_build(h: Path) -> Path:
+        raise OSError("killed")
+
+    monkeypatch.setattr(warehouse, "build", dying_build)
+    with pytest.raises(OSError, match="killed"):
+        ingest([path], home)
+    monkeypatch.setattr(warehouse, "build", real)
+    assert not warehouse.is_current(home)
+    report = ingest([path], home)
+    assert [f.skipped for f in report.files] == [True]
+    assert warehouse.is_current(home)
+    assert query("SELECT run_id FROM runs") == [("r2",)]
+
+
+def test_a_damaged_warehouse_file_is_built_again(write_lines: Callable[..., Path], home: Path,
+                                                 query: Callable[..., Any]) -> None:
+    path = write_lines([run("r1", "2026-11-20")])
+    ingest([path], home)
+    warehouse.path(home).write_bytes(warehouse.path(home).read_bytes()[:5000])
+    assert not warehouse.is_current(home)
+    ingest([path], home)
+    assert query("SELECT run_id FROM runs") == [("r1",)]
+
+
+def test_the_same_files_from_another_directory_change_nothing(
+        write_lines: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        query: Callable[..., Any]) -> None:
+    """Files and home named relative to two working directories are the same files and home:
+    the second ingest skips them, and a crash's journal names absolute paths."""
+    path = write_lines([run("r1", "2026-11-20")])
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ingest([Path(path.parent.name)], Path("home"))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    report = ingest([Path("..") / path.parent.name], Path("../home"))
+    assert [f.skipped for f in report.files] == [True]
+    assert lake_mod.Lake(Path("../home")).root == tmp_path / "home" / "lake"
+
+
+def test_an_unreadable_file_is_reported_and_the_others_read(
+        write_lines: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch,
+        query: Callable[..., Any]) -> None:
+    good = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    locked = write_lines([run("r2", "2026-11-20")], name="b.responses.jsonl")
+    real_open = open
+
+    def guarded(file: Any, *args: Any, **kw: Any) -> Any:
+        if Path(str(file)).name == locked.name:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kw)
+
+    monkeypatch.setattr("builtins.open", guarded)
+    report = ingest([good.parent], home)
+    assert [(Path(f.source_file).name, f.accepted, f.error) for f in report.files] == [
+        ("a.responses.jsonl", 1, None),
+        ("b.responses.jsonl", 0, "cannot read the file: Permission denied")]
+    monkeypatch.setattr("builtins.open", real_open)
+    assert query("SELECT run_id FROM runs") == [("r1",)]
+    ingest([good.parent], home)  # readable again: read now
+    assert query("SELECT run_id FROM runs ORDER BY 1") == [("r1",), ("r2",)]
+
+
+def test_reading_a_file_as_another_kind_reads_it_again(write_lines: Callable[..., Path],
+                                                       home: Path,
+                                                       query: Callable[..., Any]) -> None:
+    path = write_lines([run("r1", "2026-11-20")], name="data.jsonl")
+    ingest([path], home, kind="spans")
+    assert query("SELECT count(*) FROM runs") == [(0,)]
+    report = ingest([path], home, kind="responses")
+    assert [f.skipped for f in report.files] == [False]
+    assert query("SELECT count(*), any_value(kind) FROM runs, ingest_files") == [
+        (1, "responses")]
+
+
+def test_a_home_path_with_glob_characters_is_refused(write_lines: Callable[..., Path],
+                                                     tmp_path: Path) -> None:
+    from transforms.errors import InputError
+
+    with pytest.raises(InputError, match="cannot be read safely"):
+        ingest([write_lines([run("r1", "2026-11-20")])], tmp_path / "h[1]")
