@@ -145,6 +145,9 @@ def _file_day(f: InputFile, now: datetime) -> date:
 
 
 def _unreadable_reason(f: InputFile) -> str:
+    suffix = f.path.suffix.lower()
+    if suffix in (".bz2", ".xz", ".zip", ".lz4"):
+        return f"{suffix} compression is not read: recompress as .gz or .zst"
     if f.kind is None:
         return ("kind unknown: name the file *.responses.jsonl (or .gz/.zst), put it under a "
                 "responses/ folder, or pass --kind")

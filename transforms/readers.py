@@ -64,19 +64,20 @@ class InputFile:
     def whole_document(self) -> bool:
         """A durable state file named *.json (not *.jsonl): the whole file is one record,
         pretty-printed or not, counted as line 1."""
-        name = self.path.name
+        name = self.path.name.lower()
         for ext in _COMPRESSION:
             name = name.removesuffix(ext)
         return self.kind == "durable" and name.endswith(".json")
 
 
 def compression_of(path: Path) -> str:
-    return _COMPRESSION.get(path.suffix, "none")
+    return _COMPRESSION.get(path.suffix.lower(), "none")
 
 
 def kind_of(path: Path) -> str | None:
-    """The kind of a file from its name, else from the nearest folder named for a kind."""
-    name = path.name
+    """The kind of a file from its name (any case), else from the nearest folder named for a
+    kind."""
+    name = path.name.lower()
     if compression_of(path) != "none":
         name = name[: -len(path.suffix)]
     for suffix, kind in _SUFFIX_KIND.items():
@@ -139,8 +140,10 @@ def discover(paths: list[Path], kind: str | None = None) -> list[InputFile]:
 
 
 def _looks_like_data(path: Path) -> bool:
-    name = path.name
-    for ext in (".gz", ".zst"):
+    """Worth listing from a folder walk even when its kind is unknown: JSON(L) data, also
+    under a compression runlake does not read (listed, with the reason)."""
+    name = path.name.lower()
+    for ext in (".gz", ".zst", ".bz2", ".xz", ".zip", ".lz4"):
         name = name.removesuffix(ext)
     return name.endswith((".jsonl", ".json", ".ndjson"))
 

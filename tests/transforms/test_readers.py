@@ -146,3 +146,26 @@ def test_split_block_offsets() -> None:
     """Byte offsets point at each line's first byte; terminators are not part of the line."""
     block = Block(b"ab\r\n\ncd", first_line=10, first_offset=100, is_file_start=False)
     assert list(split_block(block)) == [(10, 100, b"ab"), (11, 104, b""), (12, 105, b"cd")]
+
+
+def test_names_in_any_case_and_unread_compressions_are_listed(tmp_path: Path) -> None:
+    """A folder walk reads UPPER.RESPONSES.JSONL and .GZ, and lists data files it cannot read
+    (.bz2, .xz) with the reason, rather than passing over them."""
+    import gzip
+
+    from transforms.ingest import ingest
+
+    line = b'{"run_id": "r1", "response": {"final_response": "ok"}}\n'
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "UPPER.RESPONSES.JSONL").write_bytes(line)
+    (tmp_path / "in" / "b.responses.jsonl.GZ").write_bytes(
+        gzip.compress(line.replace(b"r1", b"r2")))
+    (tmp_path / "in" / "c.responses.jsonl.bz2").write_bytes(b"BZh9")
+    (tmp_path / "in" / "notes.txt").write_text("not data")
+    report = ingest([tmp_path / "in"], tmp_path / "home")
+    got = {Path(f.source_file).name: (f.kind, f.accepted, f.error) for f in report.files}
+    assert got == {
+        "UPPER.RESPONSES.JSONL": ("responses", 1, None),
+        "b.responses.jsonl.GZ": ("responses", 1, None),
+        "c.responses.jsonl.bz2": (None, 0, ".bz2 compression is not read: recompress as .gz "
+                                           "or .zst")}
