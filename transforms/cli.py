@@ -170,6 +170,11 @@ def sql_cmd(
     except FileNotFoundError as e:
         _fail(str(e), 2)
     try:
+        kinds = [s.type.name for s in con.extract_statements(query)]
+        if len(kinds) != 1 or kinds[0] not in ("SELECT", "EXPLAIN", "PRAGMA"):
+            con.close()
+            _fail("runlake sql runs one query (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN), not "
+                  f"{', '.join(kinds) or 'nothing'}: export results with --format and --output", 2)
         rel = con.sql(query)
         if rel is None:
             _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)

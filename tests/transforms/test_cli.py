@@ -70,7 +70,7 @@ def test_errors_are_one_clear_line(write_lines: Callable[..., Path], home: Path,
     res = cli("sql", "select * from no_such_view", "--home", str(home))
     assert res.exit_code == 1 and "query failed" in res.output
     res = cli("sql", "create table t (i int)", "--home", str(home))
-    assert res.exit_code == 1 and "read-only" in res.output.lower()
+    assert res.exit_code == 2 and "runs one query" in res.output and "CREATE" in res.output
     bad = write_lines(["not json", "[1]"], name="bad.responses.jsonl")
     res = cli("ingest", str(bad), "--home", str(tmp_path / "h2"))
     assert res.exit_code == 1 and "no line could be read as a run" in res.output
@@ -199,3 +199,16 @@ def test_import_never_overwrites_within_one_run(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
         "results-2.responses.jsonl", "results.responses.jsonl"]
+
+
+def test_sql_runs_queries_only(write_lines: Callable[..., Path], home: Path,
+                               tmp_path: Path) -> None:
+    """No statement but one query: COPY could write files, ATTACH open others."""
+    assert cli("ingest", str(write_lines([LINE])), "--home", str(home)).exit_code == 0
+    target = tmp_path / "out.csv"
+    for query in (f"copy (select 1) to '{target}'", "select 1; select 2",
+                  f"attach '{tmp_path / 'x.db'}'"):
+        res = cli("sql", query, "--home", str(home))
+        assert res.exit_code == 2 and "runs one query" in res.output, res.output
+    assert not target.exists()
+    assert cli("sql", "describe runs", "--home", str(home)).exit_code == 0
