@@ -139,7 +139,7 @@ def _print_report(r: IngestReport) -> None:
     if r.flags_by_code:
         out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in r.flags_by_code.items()))
     if r.superseded_runs:
-        out.print(f"runs superseded by a later line with the same run_id: "
+        out.print(f"runs in the lake superseded by a later line with the same run_id: "
                   f"{r.superseded_runs:,}")
     if r.quarantine_by_code:
         out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
@@ -202,6 +202,13 @@ def sql_cmd(
         # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.
         frame = frame.with_columns(pl.col(c).bin.encode("hex") for c, t in frame.schema.items()
                                    if t == pl.Binary)
+    if fmt == "csv":
+        # Lists and structs (v_contract_violations.codes, ingest_files.days) as JSON text.
+        frame = frame.with_columns(
+            pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if isinstance(v, pl.Series)
+                                                        else v, default=str),
+                                   return_dtype=pl.String, skip_nulls=True)
+            for c, t in frame.schema.items() if t.is_nested())
     if fmt == "csv":
         frame.write_csv(target)
     elif fmt == "json":
@@ -324,8 +331,8 @@ def schema_cmd(
 
 def _explain_by_reader(kind: str, source_file: str, line_no: int, line: bytes,
                        obj: dict[str, object]) -> list[str]:
-    """What the reader of an OTLP or durable file says of one record: why it would be
-    quarantined, else its contract findings (warnings and errors) as `code: detail`."""
+    """What the reader of a file says of one record: why it would be quarantined, else its
+    contract findings (warnings and errors) as `code: detail`."""
     from transforms.flags import CATALOG
     from transforms.normalize.columns import ColumnBuffers
     from transforms.worker import NORMALIZERS
@@ -381,12 +388,14 @@ def validate_cmd(
                 problems: list[str] = []
                 if obj is None:
                     problems = [f"{code}: {message}"]
-                elif f.kind == "spans":
-                    problems = explain_span_line(obj)[:5]
-                elif f.kind in ("otlp", "durable"):
-                    problems = _explain_by_reader(f.kind, f.source_file, line_no, line, obj)[:5]
                 else:
-                    problems = explain(obj)[:5]
+                    # The contract's fields first, then what the reader finds beyond them
+                    # (strict-contract replies, metadata types, tool calls...).
+                    fields = explain_span_line(obj) if f.kind == "spans" else \
+                        explain(obj) if f.kind == "responses" else []
+                    problems = (fields + [p for p in _explain_by_reader(
+                        f.kind or "responses", f.source_file, line_no, line, obj)
+                        if not fields or not p.startswith("unrecognized_record")])[:5]
                 if problems:
                     bad += 1
                     out.print(f"{_printable(f.source_file)}:{line_no}", style="bold",

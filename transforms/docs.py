@@ -29,7 +29,8 @@ def dictionary() -> str:
         out.append("")
     out += _views()
     out += ["### Flag codes (also the `flag_codes` table)", "",
-            "| code | severity | category | about | when | source |", "|---|---|---|---|---|---|"]
+            "| code | severity | category | entity | description | source |",
+            "|---|---|---|---|---|---|"]
     out += [f"| `{s.code}` | {s.severity} | {s.category} | {s.entity} | {_cell(s.description)} "
             f"| {s.source} |" for s in CATALOG.values()]
     return "\n".join(out) + "\n"
@@ -44,7 +45,8 @@ def _views() -> list[str]:
         try:
             cols = con.execute(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema = 'main' AND table_name LIKE 'v\\_%' ESCAPE '\\' "
+                "WHERE table_schema = 'main' AND (table_name LIKE 'v\\_%' ESCAPE '\\' "
+                "OR table_name = 'sessions') "
                 "ORDER BY table_name, ordinal_position").fetchall()
         finally:
             con.close()

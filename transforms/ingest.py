@@ -244,8 +244,8 @@ def _summarize(staging: Path, report: IngestReport) -> None:
     """Counts of what this ingest staged: rows per table, flags and quarantine by code."""
     con = db.connect()
     try:
-        for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags",
-                  "quarantine"):
+        for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
+                  "llm_calls", "flags", "quarantine"):
             report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
         report.flags_by_code = dict(con.execute(
             f"SELECT code, count(*) FROM ({scan_sql(staging, 'flags')}) GROUP BY 1 ORDER BY 2 DESC"

@@ -212,3 +212,22 @@ def test_sql_runs_queries_only(write_lines: Callable[..., Path], home: Path,
         assert res.exit_code == 2 and "runs one query" in res.output, res.output
     assert not target.exists()
     assert cli("sql", "describe runs", "--home", str(home)).exit_code == 0
+
+
+def test_validate_reports_what_ingest_flags_and_csv_takes_lists(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """A strict run without its assistant reply passes the JSON Schema but breaks the
+    contract: validate says so, as ingest does. Lists export to CSV as JSON text."""
+    strict = {"run_id": "s1", "agent": "a", "response_contract": {
+        "response_mode": "rich", "strictness": "strict"},
+        "response": {"final_response": "ok", "messages": [{"role": "user", "content": "hi"}],
+                     "metadata": {"total_input_tokens": "12"}}}
+    path = write_lines([LINE, strict])
+    res = cli("validate", str(path))
+    assert res.exit_code == 1 and ":2" in res.output and ":1\n" not in res.output
+    assert "response_contract_violation" in res.output and "metadata_malformed" in res.output
+    assert cli("ingest", str(path), "--home", str(home)).exit_code == 0
+    res = cli("sql", "select run_id, codes from v_contract_violations", "--home", str(home),
+              "--format", "csv")
+    assert res.exit_code == 0, res.output
+    assert 's1,"[""response_contract_violation""]"' in res.output
