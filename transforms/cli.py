@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated
 
 import duckdb
-import polars as pl
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -197,6 +196,8 @@ def sql_cmd(
             out.print(f"... {frame.height - limit:,} more rows (use --limit or --output)")
         out.print(f"{frame.height:,} rows")
         return
+    import polars as pl  # here, not at the top: every other command starts faster
+
     target = output if output is not None else sys.stdout
     if fmt in ("csv", "json"):
         # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.

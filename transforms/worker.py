@@ -91,14 +91,15 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
             continue
         obj, code, message = parse_line(line)
         if obj is not None:
-            sizes = [len(rows) for rows in tables]
             try:
                 reason = norm.add(line_no, line, obj)
             except Exception as e:  # noqa: BLE001 - a reader's bug must not lose the line
                 # Whatever the record made the reader trip on, the line is kept whole in the
-                # quarantine and the rows it had begun are taken back.
-                for rows, n in zip(tables, sizes, strict=True):
-                    del rows[n:]
+                # quarantine and the rows it had begun are taken back: the newest rows of
+                # each table, which end with this line's number (source_line).
+                for rows in tables:
+                    while rows and rows[-1][-1] == line_no:
+                        rows.pop()
                 reason = (f"runlake could not read this record ({type(e).__name__}: "
                           f"{str(e)[:200]}); please report it")
             if reason is None:
