@@ -51,14 +51,14 @@ import os
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
-from transforms.normalize.spans import ALIASES
+from transforms.normalize.spans import AGENT_KEYS, ALIASES
 
 _KEEP = ("role", "content", "tool_calls", "tool_call_id", "name")
 
@@ -456,23 +456,13 @@ def otlp(src: Path, doc: Any, agent: str | None, model: str | None
     if agent:
         for line in lines:
             if "resourceSpans" not in line:
-                _name_agent(line, agent)
+                _set_attribute(line, "gen_ai.agent.name", agent, AGENT_KEYS)
                 continue
-            for rs in line["resourceSpans"] if isinstance(line["resourceSpans"], list) else []:
-                if not isinstance(rs, dict):
-                    continue
-                res = rs.setdefault("resource", {})
-                if isinstance(res, dict) and isinstance(res.get("attributes"), dict):
-                    res["attributes"] = {**res["attributes"], "service.name": agent}
-                elif isinstance(res, dict):
-                    res["attributes"] = [a for a in _as_list(res.get("attributes"))
-                                         if isinstance(a, dict)
-                                         and a.get("key") != "service.name"] + [
-                        {"key": "service.name", "value": {"stringValue": agent}}]
-                for ss in _as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
-                    for sp in _as_list(ss.get("spans") if isinstance(ss, dict) else None):
-                        if isinstance(sp, dict):
-                            _name_agent(sp, agent)
+            for rs in _as_list(line["resourceSpans"]):
+                if isinstance(rs, dict) and isinstance(rs.setdefault("resource", {}), dict):
+                    _set_attribute(rs["resource"], "service.name", agent, ("service.name",))
+            for sp in _export_spans(line):
+                _set_attribute(sp, "gen_ai.agent.name", agent, AGENT_KEYS)
     notes = ["no pass/fail and no run record in OTLP spans: they land as spans (and LLM "
              "calls), linked to runs only by a run_id attribute or trace id"]
     return lines, notes
@@ -482,18 +472,29 @@ def _as_list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def _name_agent(span: dict[str, Any], agent: str) -> None:
-    """Make `agent` the span's agent (gen_ai.agent.name, which the readers take before
-    service.name), replacing agent.name / gen_ai.agent.name, in either attribute shape."""
-    attrs = span.get("attributes")
-    if isinstance(attrs, list):  # OTLP KeyValue list
-        span["attributes"] = [a for a in attrs if isinstance(a, dict) and a.get("key") not in (
-            "gen_ai.agent.name", "agent.name")] + [
-            {"key": "gen_ai.agent.name", "value": {"stringValue": agent}}]
+def _export_spans(line: Any) -> Iterator[dict[str, Any]]:
+    """The span objects of an OTLP export record, walked as the reader walks them."""
+    for rs in _as_list(line.get("resourceSpans") if isinstance(line, dict) else None):
+        scopes = (rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) \
+            if isinstance(rs, dict) else None
+        for ss in _as_list(scopes):
+            yield from (sp for sp in _as_list(ss.get("spans") if isinstance(ss, dict) else None)
+                        if isinstance(sp, dict))
+
+
+def _set_attribute(owner: dict[str, Any], key: str, value: str,
+                   replaces: tuple[str, ...]) -> None:
+    """Set one attribute of a span or resource, dropping the keys it `replaces`, whether its
+    attributes are an OTLP KeyValue list or a plain object."""
+    attrs = owner.get("attributes")
+    if isinstance(attrs, list):
+        owner["attributes"] = [a for a in attrs if isinstance(a, dict)
+                               and a.get("key") not in replaces] + [
+            {"key": key, "value": {"stringValue": value}}]
     else:
         kept = {k: v for k, v in (attrs if isinstance(attrs, dict) else {}).items()
-                if k not in ("gen_ai.agent.name", "agent.name")}
-        span["attributes"] = {**kept, "gen_ai.agent.name": agent}
+                if k not in replaces}
+        owner["attributes"] = {**kept, key: value}
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -517,24 +518,25 @@ def agentops(src: Path, doc: Any, agent: str | None, model: str | None
     if sniff(doc) != "agentops":
         raise _wrong(src, "agentops", doc)
     trace_id = doc["trace"].get("trace_id")
-    by_id = {s.get("span_id"): s for s in doc["spans"]}
+    flat = [_flatten(s.get("span_attributes")) for s in doc["spans"]]
+    by_id = {s.get("span_id"): i for i, s in enumerate(doc["spans"])}
 
-    def agent_of(s: dict[str, Any]) -> str | None:
-        seen: set[Any] = set()
-        while s is not None and s.get("span_id") not in seen:
-            seen.add(s.get("span_id"))
-            role = _flatten(s.get("span_attributes")).get("agent.role")
+    def agent_of(i: int | None) -> str | None:
+        seen: set[int] = set()
+        while i is not None and i not in seen:  # up the tree to the nearest agent span
+            seen.add(i)
+            role = flat[i].get("agent.role")
             if isinstance(role, str) and role:
                 return role
-            s = by_id.get(s.get("parent_span_id"))  # type: ignore[assignment]
+            i = by_id.get(doc["spans"][i].get("parent_span_id"))
         return None
 
     lines = []
-    for s in doc["spans"]:
-        attrs = _flatten(s.get("span_attributes"))
+    for i, s in enumerate(doc["spans"]):
+        attrs = dict(flat[i])
         if isinstance(s.get("attributes"), dict):
             attrs.update(_flatten(s["attributes"]))
-        name = agent or agent_of(s)
+        name = agent or agent_of(i)
         if name:
             attrs["gen_ai.agent.name"] = name
         status = {"code": _AO_STATUS.get(str(s.get("status_code")).upper(),
@@ -727,15 +729,8 @@ def _n_spans(line: Any) -> int:
         return 0
     if isinstance(line.get("spans"), list):
         return len(line["spans"])
-    if isinstance(line.get("resourceSpans"), list):
-        n = 0
-        for rs in line["resourceSpans"]:
-            scopes = (rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) \
-                if isinstance(rs, dict) else None
-            for ss in scopes if isinstance(scopes, list) else []:
-                spans = ss.get("spans") if isinstance(ss, dict) else None
-                n += sum(isinstance(x, dict) for x in spans) if isinstance(spans, list) else 0
-        return n
+    if "resourceSpans" in line:
+        return sum(1 for _ in _export_spans(line))
     return 1
 
 
