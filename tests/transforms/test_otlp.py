@@ -104,8 +104,8 @@ def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., P
     span_malformed flag (the span's, and its LLM call's), and the span and its call are
     kept."""
     chat = span("6" * 16, {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "many",
-                           "gen_ai.usage.output_tokens": 7, "gen_ai.input.messages": "not json"},
-                kind=9)
+                           "gen_ai.usage.output_tokens": 7, "gen_ai.input.messages": "not json",
+                           "gen_ai.request.max_tokens": "lots"}, kind=9)
     chat["startTimeUnixNano"] = "2025-11-21T00:00:00Z"
     chat["status"] = {"code": "DONE"}
     tool = span("7" * 16, {"gen_ai.operation.name": "execute_tool"})
@@ -120,7 +120,8 @@ def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., P
     assert sorted(flags) == ["6" * 16, "7" * 16]
     for part in ("status.code 'DONE' is not an OTLP status", "kind '9' is not an OTLP span kind",
                  "without gen_ai.request.model", "start_time is a string, not Unix nanoseconds",
-                 'log_request.input_tokens is "many"', "input.messages is a string"):
+                 'log_request.input_tokens is "many"', "input.messages is a string",
+                 "parameters.max_tokens 'lots' is not a token count"):
         assert part in flags["6" * 16], (part, flags["6" * 16])
     assert "execute_tool span without gen_ai.tool.name" in flags["7" * 16]
 

@@ -256,10 +256,9 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     }
     operation = attrs.get("gen_ai.operation.name")
     # A span without an operation name counts as an LLM call when it carries a model and
-    # tokens, except the Vercel AI SDK's outer spans (ai.generateText, ...), which repeat the
-    # usage of the provider calls (ai.*.doGenerate / doStream) beneath them.
-    # Nor are spans a framework marks as something else (an agent, a chain, a workflow), whose
-    # usage sums their children's.
+    # tokens, except where that usage sums the calls beneath it: spans a framework marks as
+    # something else (an agent, a chain, a workflow), and the Vercel AI SDK's outer spans
+    # (ai.generateText, ...) above its provider calls (ai.*.doGenerate / doStream).
     vercel_op = attrs.get("ai.operationId")
     marked = [v.lower() for v in (attrs.get(k) for k in FRAMEWORK_KINDS) if isinstance(v, str)]
     is_llm = operation in LLM_OPERATIONS or attrs.get("openinference.span.kind") == "LLM" or (
@@ -291,7 +290,7 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
             reply = attrs.get("ai.response.text", attrs.get("ai.response.object"))
             if not outp and isinstance(reply, str):  # Vercel AI SDK: the reply as text or JSON
                 outp = [{"role": "assistant", "content": [{"type": "text", "text": reply}]}]
-        max_tokens = _int(_first(attrs, "max_tokens"))
+        max_tokens = _count(_first(attrs, "max_tokens"))  # the span reader flags a bad one
         out["log_request"] = {
             "provider": str(_first(attrs, "provider") or "unknown"),
             "model": str(_first(attrs, "model") or "unknown"),
@@ -299,7 +298,7 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
             "output": {"type": "chat", "messages": outp},
             "input_tokens": _count(_first(attrs, "input_tokens")),
             "output_tokens": _count(_first(attrs, "output_tokens")),
-            "parameters": {"max_tokens": max_tokens} if max_tokens else {},
+            "parameters": {} if max_tokens is None else {"max_tokens": max_tokens},
             "finish_reasons": finish if isinstance(finish, list) else
             ([finish] if isinstance(finish, str) else []),
             **({"status": "ERROR"} if code == "ERROR" else {}),
