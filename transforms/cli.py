@@ -336,13 +336,13 @@ def _explain_by_reader(kind: str, source_file: str, line_no: int, line: bytes,
     contract findings (warnings and errors) as `code: detail`."""
     from transforms.flags import CATALOG
     from transforms.normalize.columns import ColumnBuffers
-    from transforms.worker import NORMALIZERS
+    from transforms.worker import NORMALIZERS, tripped
 
     buffers = ColumnBuffers()
     try:
         reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
     except Exception as e:  # noqa: BLE001 - as the ingest does: the line, never a traceback
-        reason = f"runlake could not read this record ({type(e).__name__}: {str(e)[:200]})"
+        reason = tripped(e)
     if reason is not None:
         return [f"unrecognized_record: {reason}"]
     code_i, detail_i = (TABLES["flags"].names.index(c) for c in ("code", "detail"))

@@ -100,8 +100,7 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
                 for rows in tables:
                     while rows and rows[-1][-1] == line_no:
                         rows.pop()
-                reason = (f"runlake could not read this record ({type(e).__name__}: "
-                          f"{str(e)[:200]}); please report it")
+                reason = tripped(e)
             if reason is None:
                 res.accepted += 1
                 continue
@@ -112,6 +111,12 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
         res.quarantined += 1
     res.days = norm.days | ({task.file_day} if res.quarantined else set())
     return res, buffers
+
+
+def tripped(e: Exception) -> str:
+    """The quarantine reason of a record a reader raised on (a bug to report, not bad input)."""
+    return f"runlake could not read this record ({type(e).__name__}: {str(e)[:200]}); " \
+        "please report it"
 
 
 def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[str]) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.spans import ALIASES, SpanNormalizer
+from transforms.normalize.spans import ALIASES, SpanNormalizer, attr_count
 from transforms.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -118,14 +118,9 @@ def _nanos(v: Any) -> Any:
 
 
 def _int(v: Any) -> int | None:
-    """A non-negative integer that fits a BIGINT, from an int, a whole double (OTLP
-    doubleValue) or ASCII decimal digits (OTLP/JSON writes 64-bit integers as strings)."""
-    if isinstance(v, bool):
-        return None
-    if (isinstance(v, float) and v.is_integer()) or (
-            isinstance(v, str) and v.isascii() and v.isdigit()):
-        v = int(v)
-    return v if isinstance(v, int) and 0 <= v <= INT64_MAX else None
+    """A non-negative integer that fits a BIGINT, from an int, ASCII decimal digits (OTLP/JSON
+    writes 64-bit integers as strings) or a whole double (OTLP doubleValue)."""
+    return attr_count(int(v) if isinstance(v, float) and v.is_integer() else v)
 
 
 def _count(v: Any) -> Any:

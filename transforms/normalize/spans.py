@@ -82,8 +82,9 @@ def _count(v: Any) -> int | None:
         else None
 
 
-def _attr_count(v: Any) -> int | None:
-    """A count from a span attribute, where SDKs also write numbers as decimal strings."""
+def attr_count(v: Any) -> int | None:
+    """A count from a span attribute, where SDKs also write numbers as decimal strings (the
+    OTLP reader reads its integers with it too)."""
     if isinstance(v, str) and v.isascii() and v.isdigit():
         v = int(v)
     return _count(v)
@@ -267,8 +268,8 @@ class SpanNormalizer:
             span_id, trace_id, run_id, day, agent,
             lr.get("provider") if isinstance(lr.get("provider"), str) else None,
             lr.get("model") if isinstance(lr.get("model"), str) else None,
-            in_tok, out_tok, _attr_count(_first(attrs, CACHED_KEYS)),
-            _attr_count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
+            in_tok, out_tok, attr_count(_first(attrs, CACHED_KEYS)),
+            attr_count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
             len(error_message) if error_message is not None else None, req_start, req_end,
             latency, max_tokens,
             lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
