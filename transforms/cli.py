@@ -250,9 +250,14 @@ def report_cmd(
                                             "[default: the latest day with runs]")] = None,
     baseline_days: Annotated[int, typer.Option(help="Days before --day to compare "
                                                "with.")] = 7,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit with code 3 when an agent and model crashed, went "
+        "missing or lost pass rate, or a regular test case is missing (for CI gates).")] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Write the nightly HTML report (reports/nightly-DAY.html) and print its headline."""
+    """Write the nightly HTML report (reports/nightly-DAY.html) and print what regressed.
+    With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed."""
+    from transforms.nightly import EXIT_REGRESSED, NotifyError, notify
     from transforms.report import write_report
 
     if not 1 <= baseline_days <= 366:
@@ -263,25 +268,37 @@ def report_cmd(
             when = date.fromisoformat(day)
         except ValueError:
             _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
+    settings = Settings()
     try:
         summary = write_report(_home(home), when, baseline_days)
     except FileNotFoundError as e:
         _fail(str(e), 2)
     except InputError as e:
         _fail(str(e), 2)
-    out.print(f"{summary.latest_day}: {summary.n_runs_latest} runs against "
-              f"{summary.baseline_start} to {summary.baseline_end}", highlight=False,
-              markup=False)
-    if summary.significant:
-        for r in summary.significant:
-            out.print(f"  REGRESSION {_printable(r.agent)} / {_printable(r.model)}: pass rate "
-                      f"{(r.baseline_pass_rate or 0):.0%} -> {(r.latest_pass_rate or 0):.0%} "
-                      f"(p = {r.p_value:.2g})", highlight=False, markup=False)
-    else:
-        out.print("  no significant pass-rate regression", highlight=False, markup=False)
-    out.print(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
-              "(reported apart)", highlight=False, markup=False)
-    out.print(f"report: {summary.path.resolve()}", highlight=False, markup=False)
+    v = summary.verdict
+    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say(f"{v.latest_day}: {summary.n_runs_latest} runs against {v.baseline_start} to "
+        f"{v.baseline_end}")
+    for r in v.regressed:
+        say(f"  REGRESSION {r.line()}")
+    for (agent, model), cases in v.missing_by_pair().items():
+        names = ", ".join(c["test_case_id"] for c in cases[:10])
+        more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
+        say(f"  MISSING {agent} / {model}: {len(cases)} test case"
+            f"{'' if len(cases) == 1 else 's'} not run ({names}{more})")
+    if v.all_clear:
+        say("  no regression: nothing crashed, went missing or lost pass rate")
+    say(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
+        "(reported apart)")
+    say(f"report: {summary.path.resolve()}")
+    if settings.webhook_url and not v.all_clear:
+        try:
+            notify(v, settings.webhook_url, str(summary.path.resolve()))
+            say("webhook: summary sent")
+        except NotifyError as e:
+            err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
+    if fail_on_regression and not v.all_clear:
+        raise typer.Exit(EXIT_REGRESSED)
 
 
 @app.command("import")

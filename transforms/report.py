@@ -12,16 +12,17 @@ import math
 import os
 import re
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from transforms import warehouse
+from transforms import nightly, warehouse
 from transforms.errors import InputError
+from transforms.nightly import PairChange, Verdict
 
 MAX_FLIPS = 30
 MAX_MESSAGE_CHARS = 4_000
@@ -40,54 +41,59 @@ def esc(value: Any) -> str:
 
 
 @dataclass
-class Regression:
-    agent: str
-    model: str
-    baseline_pass_rate: float | None
-    latest_pass_rate: float | None
-    p_value: float | None
-    is_significant: bool
-    is_regression: bool
-    row: dict[str, Any]
-
-
-@dataclass
 class ReportSummary:
     """What the page says, for callers that print or publish it (CLI, Dagster metadata)."""
 
     path: Path
-    latest_day: date
-    baseline_start: date
-    baseline_end: date
+    verdict: Verdict
     n_runs_latest: int
-    regressions: list[Regression] = field(default_factory=list)
     n_flips: int = 0
     n_pass_to_fail: int = 0
     n_flaky: int = 0
 
     @property
-    def significant(self) -> list[Regression]:
-        return [r for r in self.regressions if r.is_regression]
+    def latest_day(self) -> date:
+        return self.verdict.latest_day
+
+    @property
+    def baseline_start(self) -> date:
+        return self.verdict.baseline_start
+
+    @property
+    def baseline_end(self) -> date:
+        return self.verdict.baseline_end
 
     def markdown(self) -> str:
-        lines = [f"**{self.latest_day}** against {self.baseline_start} to {self.baseline_end}: "
-                 f"{self.n_runs_latest} runs, {len(self.significant)} significant pass-rate "
-                 f"regressions, {self.n_pass_to_fail} test cases pass → fail "
-                 f"({self.n_flaky} flaky cases apart)."]
-        if self.significant:
-            lines += ["", "| agent | model | baseline | latest | p-value |",
-                      "|---|---|---:|---:|---:|"]
-            for r in self.significant:
-                lines.append(f"| {_md(r.agent)} | {_md(r.model)} | {_pct(r.baseline_pass_rate)} "
-                             f"| {_pct(r.latest_pass_rate)} | {_p(r.p_value)} |")
+        v = self.verdict
+        lines = [f"**{v.latest_day}** against {v.baseline_start} to {v.baseline_end}, "
+                 f"{self.n_runs_latest} runs: {_md(v.headline(), 2000)} "
+                 f"{self.n_pass_to_fail} test cases pass → fail ({self.n_flaky} flaky cases "
+                 "apart)."]
+        if v.regressed:
+            lines += ["", "| agent | model | why | runs | error rate | pass rate | p-value |",
+                      "|---|---|---|---:|---:|---:|---:|"]
+            for r in v.regressed:
+                row = r.row
+                lines.append(
+                    f"| {_md(r.agent)} | {_md(r.model)} | "
+                    f"{', '.join(nightly.REASON_WORDS[x] for x in r.reasons)} | "
+                    f"{row['runs_baseline']} → {row['runs_latest']} | "
+                    f"{_pct(row['error_rate_baseline'])} → {_pct(row['error_rate_latest'])} | "
+                    f"{_pct(row['baseline_pass_rate'])} → {_pct(row['latest_pass_rate'])} | "
+                    f"{_p(row['p_value'])} |")
+        if v.missing_cases:
+            lines += ["", "Missing test cases: " + "; ".join(
+                f"{_md(a)} / {_md(m)}: " + ", ".join(_md(c["test_case_id"]) for c in cs[:20])
+                + (f" and {len(cs) - 20} more" if len(cs) > 20 else "")
+                for (a, m), cs in v.missing_by_pair().items())]
         return "\n".join(lines)
 
 
-def _md(value: Any) -> str:
+def _md(value: Any, most: int = 80) -> str:
     text = "" if value is None else str(value)
     for ch in "\\|`*_[]<>#":
         text = text.replace(ch, "\\" + ch)
-    return text.replace("\n", " ")[:80]
+    return text.replace("\n", " ")[:most]
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -104,11 +110,7 @@ def _p(v: float | None) -> str:
     return f"{v:.4f}" if v < 0.01 else f"{v:.3f}"
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str,
-          params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    cur = con.execute(sql, list(params))
-    names = [d[0] for d in cur.description or []]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+_rows = nightly.rows
 
 
 # -- charts ---------------------------------------------------------------------------------
@@ -233,51 +235,98 @@ def _share_bars(rows: list[dict[str, Any]]) -> str:
 
 # -- sections -------------------------------------------------------------------------------
 
-def _regression_cards(regs: list[Regression]) -> str:
-    significant = [r for r in regs if r.is_regression]
-    if not significant:
-        return ('<p class="ok">No agent and model lost pass rate significantly (two-proportion '
-                'z-test, p &lt; 0.01).</p>')
-    cards = []
-    for r in significant:
-        row = r.row
-        drift = [
-            ("tokens per run", _pct(row["tokens_per_run_pct_change"], signed=True)),
-            ("p95 runtime", _pct(row["agent_runtime_ms_p95_pct_change"], signed=True)),
-            ("truncated runs", f'{_pct(row["baseline_truncation_rate"])} → '
-                               f'{_pct(row["latest_truncation_rate"])}'),
-            ("contract violations", f'{_pct(row["baseline_contract_violation_rate"])} → '
-                                    f'{_pct(row["latest_contract_violation_rate"])}'),
-        ]
-        codes = ", ".join(f"<code>{esc(c)}</code>" for c in row["new_flag_codes"]) or "none"
-        cards.append(
-            f'<div class="card bad"><h3>{esc(r.agent)} · {esc(r.model)}</h3>'
-            f'<p class="big">{_pct(r.baseline_pass_rate)} → {_pct(r.latest_pass_rate)}</p>'
+def _drift(row: dict[str, Any]) -> str:
+    drift = [
+        ("tokens per run", _pct(row["tokens_per_run_pct_change"], signed=True)),
+        ("p95 runtime", _pct(row["agent_runtime_ms_p95_pct_change"], signed=True)),
+        ("truncated runs", f'{_pct(row["baseline_truncation_rate"])} → '
+                           f'{_pct(row["latest_truncation_rate"])}'),
+        ("contract violations", f'{_pct(row["baseline_contract_violation_rate"])} → '
+                                f'{_pct(row["latest_contract_violation_rate"])}'),
+    ]
+    codes = ", ".join(f"<code>{esc(c)}</code>" for c in row["new_flag_codes"]) or "none"
+    return ('<dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in drift) +
+            f'<dt>new flag codes</dt><dd>{codes}</dd></dl>')
+
+
+def _card(r: PairChange) -> str:
+    """One regressed pair: each reason with its figures, then the drift beside it."""
+    row = r.row
+    tags = "".join(f'<span class="tag bad">{nightly.REASON_WORDS[x]}</span> '
+                   for x in r.reasons)
+    body = []
+    if "error_rate" in r.reasons:
+        body.append(
+            f'<p class="big">{_pct(row["error_rate_baseline"])} → '
+            f'{_pct(row["error_rate_latest"])} errors</p>'
+            f'<p>runs ending in <code>error</code>: {row["baseline_n_errors"]} of '
+            f'{row["runs_baseline"]} in the baseline against {row["latest_n_errors"]} of '
+            f'{row["runs_latest"]}; one-sided two-proportion z-test p = '
+            f'<b>{_p(row["error_p_value"])}</b></p>')
+    if "missing" in r.reasons:
+        body.append(
+            f'<p class="big">no run on {esc(row["latest_day"])}</p>'
+            f'<p>{row["runs_baseline"]} runs in the baseline ({esc(row["baseline_start"])} to '
+            f'{esc(row["baseline_end"])}), none on the latest day</p>')
+    if "pass_rate" in r.reasons:
+        body.append(
+            f'<p class="big">{_pct(row["baseline_pass_rate"])} → '
+            f'{_pct(row["latest_pass_rate"])}</p>'
             f'<p>pass rate, {row["baseline_n_passed"]}/{row["baseline_n_graded"]} graded in the '
             f'baseline against {row["latest_n_passed"]}/{row["latest_n_graded"]}; '
-            f'two-proportion z-test p = <b>{_p(r.p_value)}</b></p>'
+            f'two-proportion z-test p = <b>{_p(row["p_value"])}</b></p>'
             f'<p>paired on {row["n_paired_cases"]} steady test cases: {row["n_pass_to_fail"]} '
             f'pass → fail, {row["n_fail_to_pass"]} fail → pass (exact McNemar p = '
-            f'{_p(row["paired_p_value"])}); {row["n_flaky_cases"]} flaky cases left out</p>'
-            '<dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in drift) +
-            f'<dt>new flag codes</dt><dd>{codes}</dd></dl></div>')
-    return '<div class="cards">' + "".join(cards) + "</div>"
+            f'{_p(row["paired_p_value"])}); {row["n_flaky_cases"]} flaky cases left out</p>')
+    drift = _drift(row) if "missing" not in r.reasons else ""
+    return (f'<div class="card bad"><h3>{tags}{esc(r.agent)} · {esc(r.model)}</h3>'
+            + "".join(body) + drift + "</div>")
 
 
-def _regression_table(regs: list[Regression]) -> str:
-    out = ['<table><tr><th>agent · model</th><th>baseline</th><th>latest</th><th>change</th>'
-           '<th>p-value</th><th>paired p</th><th>tokens/run</th><th>p95 runtime</th>'
-           '<th>new flag codes</th></tr>']
-    for r in regs:
+def _verdict_section(v: Verdict) -> str:
+    """The first screen: every regressed pair by reason, then the missing test cases."""
+    if v.all_clear:
+        return f'<p class="ok">{esc(v.headline())}</p>'
+    out = []
+    if v.regressed:
+        out.append('<div class="cards">' + "".join(_card(r) for r in v.regressed) + "</div>")
+    else:
+        out.append('<p class="muted">No agent and model pair crashed, went missing or lost '
+                   'pass rate significantly.</p>')
+    if v.missing_cases:
+        items = []
+        for (agent, model), cases in v.missing_by_pair().items():
+            names = ", ".join(f"<code>{esc(c['test_case_id'])}</code> "
+                              f'<span class="muted">({c["baseline_runs"]} baseline runs, last '
+                              f"{esc(c['last_seen_day'])})</span>" for c in cases[:40])
+            more = f" and {len(cases) - 40} more" if len(cases) > 40 else ""
+            items.append(f"<li><b>{esc(agent)} · {esc(model)}</b>: {len(cases)} missing: "
+                         f"{names}{more}</li>")
+        out.append(f'<h3 style="margin-top:16px">{len(v.missing_cases)} test case'
+                   f'{"" if len(v.missing_cases) == 1 else "s"} missing</h3><p class="muted">'
+                   "Ran on at least half of the baseline days and not on the latest day "
+                   "(<code>v_missing_test_cases</code>).</p>"
+                   f'<ul class="missing">{"".join(items)}</ul>')
+    return "".join(out)
+
+
+def _regression_table(v: Verdict) -> str:
+    out = ['<table><tr><th>agent · model</th><th>runs</th><th>error rate</th>'
+           '<th>pass rate: baseline</th><th>latest</th><th>change</th><th>p-value</th>'
+           '<th>paired p</th><th>tokens/run</th><th>p95 runtime</th><th>new flag codes</th>'
+           '</tr>']
+    for r in v.pairs:
         row = r.row
-        cls = "bad" if r.is_regression else ("good" if r.is_significant else "")
+        cls = "bad" if r.regressed else ("good" if row["is_significant"] else "")
         out.append(
             f'<tr class="{cls}"><td>{esc(r.agent)} · {esc(r.model)}</td>'
-            f'<td>{_pct(r.baseline_pass_rate)} <span class="muted">of '
+            f'<td>{row["runs_baseline"]} → {row["runs_latest"]}</td>'
+            f'<td>{_pct(row["error_rate_baseline"])} → {_pct(row["error_rate_latest"])}</td>'
+            f'<td>{_pct(row["baseline_pass_rate"])} <span class="muted">of '
             f'{row["baseline_n_graded"]}</span></td>'
-            f'<td>{_pct(r.latest_pass_rate)} <span class="muted">of '
+            f'<td>{_pct(row["latest_pass_rate"])} <span class="muted">of '
             f'{row["latest_n_graded"]}</span></td>'
-            f'<td>{_pct(row["pass_rate_delta"], signed=True)}</td><td>{_p(r.p_value)}</td>'
+            f'<td>{_pct(row["pass_rate_delta"], signed=True)}</td><td>{_p(row["p_value"])}</td>'
             f'<td>{_p(row["paired_p_value"])}</td>'
             f'<td>{_pct(row["tokens_per_run_pct_change"], signed=True)}</td>'
             f'<td>{_pct(row["agent_runtime_ms_p95_pct_change"], signed=True)}</td>'
@@ -296,7 +345,6 @@ def _transcript(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
                         "WHERE run_id = ? AND source = 'response' ORDER BY message_index, "
                         "call_index", [run_id]):
         calls.setdefault(c["message_index"], []).append(c)
-    final = _rows(con, "SELECT final_response, status FROM runs WHERE run_id = ?", [run_id])
     out = ['<ol class="transcript">']
     for m in messages:
         text = m["text"] or ""
@@ -317,10 +365,38 @@ def _transcript(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     out.append("</ol>")
     if not messages:
         out = ['<p class="muted">This run has no transcript.</p>']
-    if final:
-        out.insert(0, f'<p><b>final response</b> ({esc(final[0]["status"])}):</p>'
-                      f'<pre class="final">{esc((final[0]["final_response"] or "")[:2000])}</pre>')
     return "".join(out)
+
+
+RUN_FACTS = ("SELECT run_id, day, status, score, NULL AS outcome_explanation, outcome_error, "
+             "final_response, input_tokens, output_tokens, agent_runtime_ms "
+             "FROM runs WHERE run_id = ?")
+
+
+def _run_column(con: duckdb.DuckDBPyConnection, run_id: str | None, label: str) -> str:
+    """One side of a flip: the run's outcome, why it was graded so, what it cost, its final
+    response and its transcript."""
+    if run_id is None:
+        return f'<div class="side"><h4>{label}</h4><p class="muted">no graded run</p></div>'
+    found = _rows(con, RUN_FACTS, [run_id])
+    if not found:
+        return f'<div class="side"><h4>{label}</h4><p class="muted">run {esc(run_id)} ' \
+               'is no longer in the warehouse</p></div>'
+    r = found[0]
+    tokens = "–" if r["input_tokens"] is None and r["output_tokens"] is None else \
+        f'{(r["input_tokens"] or 0) + (r["output_tokens"] or 0):,}'
+    runtime = "–" if r["agent_runtime_ms"] is None else f'{r["agent_runtime_ms"] / 1000:,.1f} s'
+    why = r["outcome_explanation"] or r["outcome_error"]
+    facts = [("status", esc(r["status"])), ("score", "–" if r["score"] is None
+                                             else f'{r["score"]:.2f}'),
+             ("explanation", f"<pre>{esc(why[:2000])}</pre>" if why else "–"),
+             ("tokens", tokens), ("runtime", runtime)]
+    return (f'<div class="side"><h4>{label} <span class="muted">{esc(r["day"])} · run '
+            f'{esc(r["run_id"])}</span></h4><dl>'
+            + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>"
+            f'<p><b>final response</b>:</p><pre class="final">'
+            f'{esc((r["final_response"] or "")[:2000])}</pre>'
+            f"{_transcript(con, r['run_id'])}</div>")
 
 
 def _flips(con: duckdb.DuckDBPyConnection, flips: list[dict[str, Any]],
@@ -338,7 +414,11 @@ def _flips(con: duckdb.DuckDBPyConnection, flips: list[dict[str, Any]],
             f'<b>{esc(f["test_case_id"])}</b> · {esc(f["agent"])} · {esc(f["model"])} '
             f'<span class="muted">({f["baseline_runs"]} baseline runs all '
             f'{esc(f["baseline_status"])}; run {esc(f["latest_run_id"])})</span></summary>'
-            f'{_transcript(con, f["latest_run_id"])}</details>')
+            '<div class="sides">'
+            + _run_column(con, f["latest_run_id"], "latest · " + esc(f["latest_status"]))
+            + _run_column(con, f["baseline_run_id"],
+                          "last in the baseline · " + esc(f["baseline_status"]))
+            + "</div></details>")
     if len(ordered) > MAX_FLIPS:
         out.append(f'<p class="muted">… and {len(ordered) - MAX_FLIPS} more: '
                    '<code>select * from v_test_case_flips</code></p>')
@@ -378,7 +458,8 @@ main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:34px 0 10px;border-bottom:1px solid
 #e5e7eb;padding-bottom:4px}h3{margin:0 0 6px;font-size:15px}
 .muted{color:#6b7280}.ok{color:#047857;font-weight:600}
-.headline{font-size:16px;margin:10px 0 0}
+.headline{font-size:16px;margin:10px 0 0}.headline.bad{color:#b91c1c;font-weight:600}
+.headline.ok{color:#047857;font-weight:600}
 .cards{display:flex;flex-wrap:wrap;gap:14px}.card{background:#fff;border:1px solid #e5e7eb;
 border-left:5px solid #dc2626;border-radius:6px;padding:12px 16px;flex:1 1 340px}
 .card .big{font-size:26px;font-weight:700;margin:2px 0;color:#b91c1c}
@@ -412,6 +493,8 @@ margin-right:5px}
 svg.wide{width:100%;height:auto}
 .bar{display:inline-block;height:10px;vertical-align:middle;border-radius:2px}
 .bar.up{background:#f59e0b}.bar.down{background:#6366f1}.barcell{white-space:nowrap}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}.side{min-width:0}
+.side h4{margin:6px 0}.missing li{margin:3px 0}
 footer{margin-top:40px;font-size:12px;color:#6b7280}
 """
 
@@ -426,17 +509,6 @@ def _page(title: str, sections: Iterable[str]) -> str:
             + "".join(sections) + "</main></body></html>\n")
 
 
-def _window(con: duckdb.DuckDBPyConnection, day: date | None,
-            baseline_days: int) -> tuple[date, date, date]:
-    latest = day or con.execute("SELECT max(day) FROM runs").fetchone()[0]  # type: ignore[index]
-    if latest is None:
-        raise InputError("the warehouse has no runs yet: run `runlake ingest PATH` first")
-    row = con.execute("SELECT ?::DATE - ?::INTEGER, ?::DATE - 1",
-                      [latest, baseline_days, latest]).fetchone()
-    assert row is not None
-    return latest, row[0], row[1]
-
-
 def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
                  now: datetime | None = None) -> ReportSummary:
     """Write home/reports/nightly-<day>.html (atomically) and return what it says."""
@@ -444,19 +516,20 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
         raise InputError("--baseline-days must be at least 1")
     con = warehouse.connect(home)
     try:
-        latest, start, end = _window(con, day, baseline_days)
+        latest = day or con.execute("SELECT max(day) FROM runs").fetchone()[0]  # type: ignore[index]
+        if latest is None:
+            raise InputError("the warehouse has no runs yet: run `runlake ingest PATH` first")
         params = [latest, baseline_days]
         n_latest = con.execute("SELECT count(*) FROM runs WHERE day = ?", [latest]).fetchone()
-        if not n_latest or not n_latest[0]:
+        n_window = con.execute("SELECT count(*) FROM runs WHERE day BETWEEN ?::DATE - "
+                               "?::INTEGER AND ?", [latest, baseline_days, latest]).fetchone()
+        # A night on which nothing ran is reported (every pair missing) when its baseline ran.
+        if not n_window or not n_window[0]:
             raise InputError(f"no runs on {latest}; days with runs: " + ", ".join(
                 str(r[0]) for r in con.execute(
                     "SELECT DISTINCT day FROM runs ORDER BY 1 DESC LIMIT 10").fetchall()))
-        regs = [Regression(r["agent"], r["model"], r["baseline_pass_rate"],
-                           r["latest_pass_rate"], r["p_value"], r["is_significant"],
-                           r["is_regression"], r)
-                for r in _rows(con, "SELECT * FROM regressions(?, ?) WHERE latest_n_runs > 0 "
-                                    "OR baseline_n_runs > 0 ORDER BY is_regression DESC, "
-                                    "p_value NULLS LAST, agent, model", params)]
+        verdict = nightly.read(con, latest, baseline_days)
+        start, end = verdict.baseline_start, verdict.baseline_end
         flips = _rows(con, "SELECT * FROM test_case_flips(?, ?)", params)
         flaky = _rows(con, "SELECT * FROM case_outcomes(?, ?) WHERE is_flaky "
                            "ORDER BY agent, model, test_case_id", params)
@@ -483,13 +556,12 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
         con.close()
 
     summary = ReportSummary(path=home / "reports" / f"nightly-{latest.isoformat()}.html",
-                            latest_day=latest, baseline_start=start, baseline_end=end,
-                            n_runs_latest=int(n_latest[0]), regressions=regs,
+                            verdict=verdict, n_runs_latest=int((n_latest or (0,))[0]),
                             n_flips=len(flips),
                             n_pass_to_fail=sum(f["direction"] == "pass_to_fail" for f in flips),
                             n_flaky=len(flaky))
-    flagged = {(r.agent, r.model) for r in summary.significant}
-    pairs = [(r.agent, r.model) for r in regs]
+    flagged = {(r.agent, r.model) for r in verdict.by_reason("pass_rate")}
+    pairs = [(r.agent, r.model) for r in verdict.pairs]
     by_pair: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rates:
         by_pair.setdefault((r["agent"], r["model"]), []).append(r)
@@ -505,22 +577,16 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
         return out
 
     generated = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    headline = (f"{len(summary.significant)} significant pass-rate regression"
-                f"{'' if len(summary.significant) == 1 else 's'}")
-    if summary.significant:
-        worst = summary.significant[0]
-        headline += (f": <b>{esc(worst.agent)} · {esc(worst.model)}</b> "
-                     f"{_pct(worst.baseline_pass_rate)} → {_pct(worst.latest_pass_rate)} "
-                     f"(p = {_p(worst.p_value)})")
     sections = [
         f"<header><h1>runlake nightly report · {latest}</h1>"
         f'<p class="muted">{summary.n_runs_latest} runs on {latest}, compared with '
         f"{start} to {end}. Significant: two-proportion z-test p &lt; 0.01; flaky test cases "
         f"(outcome changed within the baseline) are never counted as flips.</p>"
-        f'<p class="headline">{headline}; {summary.n_pass_to_fail} test cases pass → fail, '
+        f'<p class="headline {"ok" if verdict.all_clear else "bad"}">'
+        f"{esc(verdict.headline())} {summary.n_pass_to_fail} test cases pass → fail, "
         f"{summary.n_flaky} flaky.</p></header>",
-        "<section><h2>1. Significant regressions</h2>" + _regression_cards(regs) +
-        '<h3 style="margin-top:16px">Every agent and model</h3>' + _regression_table(regs) +
+        "<section><h2>1. What regressed</h2>" + _verdict_section(verdict) +
+        '<h3 style="margin-top:16px">Every agent and model</h3>' + _regression_table(verdict) +
         "</section>",
         "<section><h2>2. Flipped test cases</h2>" + flips_html + "</section>",
         "<section><h2>3. Pass rate per agent and model</h2><p class=\"muted\">Daily pass rate "
@@ -535,7 +601,8 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
         "<section><h2>6. Flags by code</h2>" + _flags_table(flag_rows, latest, baseline_days)
         + "</section>",
         f"<footer>Generated by runlake at {generated} from {esc(warehouse.path(home).name)}. "
-        "Query the same figures: <code>v_regressions</code>, <code>v_test_case_flips</code>, "
+        "Query the same figures: <code>v_regressions</code>, <code>v_missing_test_cases</code>, "
+        "<code>v_test_case_flips</code>, "
         "<code>v_flaky_cases</code>, <code>v_tool_share_changes</code>, "
         "<code>regressions(day, n)</code>.</footer>",
     ]

@@ -30,5 +30,8 @@ class Settings(BaseSettings):
                                                "contract finding.")
     max_truncation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest share of "
                                        "a day's runs with a truncation finding.")
+    webhook_url: str | None = Field(None, description="URL that receives a JSON summary (POST) "
+                                    "when a nightly report finds a regression or missing test "
+                                    "cases (`runlake report`, the nightly_report asset).")
     freshness_hours: float = Field(36.0, gt=0, description="Check: the newest day with runs "
                                    "must be at most this many hours old.")

@@ -1,4 +1,4 @@
-"""The nightly report as a Dagster asset, with the pass_rate_regression check."""
+"""The nightly report as a Dagster asset, with the no_regression check."""
 
 from datetime import date
 
@@ -6,16 +6,19 @@ import dagster as dg
 
 from pipelines.assets.lake import warehouse_views
 from pipelines.resources import RunlakeResource
+from transforms.nightly import REASON_WORDS, REASONS, NotifyError, notify
 from transforms.report import write_report
 
 
 @dg.asset(
     deps=[warehouse_views], group_name="warehouse",
     check_specs=[dg.AssetCheckSpec(
-        "pass_rate_regression", asset="nightly_report",
-        description="No agent and model lost pass rate on the latest day against the 7 days "
-                    "before: ERROR when a drop is significant (two-proportion z-test p < 0.01), "
-                    "WARN when p < 0.05.")],
+        "no_regression", asset="nightly_report",
+        description="Nothing got worse on the latest day against the 7 days before: ERROR when "
+                    "an agent and model crashed (error rate rose, one-sided z-test p < 0.01), "
+                    "went missing (baseline runs, none on the day), lost pass rate "
+                    "(two-proportion z-test p < 0.01), or a regular test case did not run; "
+                    "WARN when a pass-rate drop has p < 0.05 only.")],
 )
 def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
     """reports/nightly-DAY.html for the run's day (its partition) or else the latest day."""
@@ -23,30 +26,50 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
     tags = context.run.tags if context.run else {}
     day = tags.get("dagster/partition")
     summary = write_report(s.home, date.fromisoformat(day) if day else None)
-    drops = [r for r in summary.regressions
-             if r.p_value is not None and r.p_value < 0.05
-             and (r.latest_pass_rate or 0) < (r.baseline_pass_rate or 0)]
-    significant = summary.significant
+    v = summary.verdict
+    by_reason = {reason: v.by_reason(reason) for reason in REASONS}
     yield dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(summary.path.resolve())),
         "url": dg.MetadataValue.url(summary.path.resolve().as_uri()),
         "summary": dg.MetadataValue.md(summary.markdown()),
         "latest_day": summary.latest_day.isoformat(),
-        "significant_regressions": len(significant),
+        "regressed_pairs": len(v.regressed),
+        "significant_regressions": len(by_reason["pass_rate"]),
+        "missing_test_cases": len(v.missing_cases),
         "pass_to_fail_cases": summary.n_pass_to_fail,
         "flaky_cases": summary.n_flaky,
     })
-    worst = drops[0] if drops else None
+    if s.webhook_url and not v.all_clear:
+        try:
+            notify(v, s.webhook_url, str(summary.path.resolve()))
+        except NotifyError as e:
+            context.log.warning(str(e))
+    # Pass-rate drops that are suggestive but not significant: a warning, never an error.
+    drops = [p for p in v.pairs if "pass_rate" not in p.reasons
+             and p.row["p_value"] is not None and p.row["p_value"] < 0.05
+             and (p.row["latest_pass_rate"] or 0) < (p.row["baseline_pass_rate"] or 0)]
+    kinds = [f"{len(hit)} {REASON_WORDS[reason]}" for reason, hit in by_reason.items() if hit]
+    if v.missing_cases:
+        kinds.append(f"{len(v.missing_cases)} missing test cases")
     yield dg.AssetCheckResult(
-        check_name="pass_rate_regression", passed=not drops,
-        severity=dg.AssetCheckSeverity.ERROR if significant else dg.AssetCheckSeverity.WARN,
-        description=(f"{len(significant)} significant, {len(drops)} with p < 0.05"
-                     + (f"; worst {worst.agent} / {worst.model}: "
-                        f"{(worst.baseline_pass_rate or 0):.0%} -> "
-                        f"{(worst.latest_pass_rate or 0):.0%}, p = {worst.p_value:.2g}"
-                        if worst else "")),
-        metadata={"latest_day": summary.latest_day.isoformat(),
-                  "significant_regressions": len(significant), "drops_p_below_0_05": len(drops),
-                  "limit_p_value": 0.01,
-                  "worst": f"{worst.agent} / {worst.model}" if worst else "none",
-                  "worst_p_value": float(worst.p_value) if worst and worst.p_value else 1.0})
+        check_name="no_regression", passed=v.all_clear and not drops,
+        severity=dg.AssetCheckSeverity.ERROR if not v.all_clear else
+        dg.AssetCheckSeverity.WARN,
+        description=(v.headline() if not v.all_clear else
+                     f"nothing regressed; {len(drops)} pass-rate drops with p < 0.05"),
+        metadata={
+            "latest_day": summary.latest_day.isoformat(),
+            "failed_on": ", ".join(kinds) or "nothing",
+            "crashed": "\n".join(p.line() for p in by_reason["error_rate"]) or "none",
+            "missing": "\n".join(p.line() for p in by_reason["missing"]) or "none",
+            "pass_rate": "\n".join(p.line() for p in by_reason["pass_rate"]) or "none",
+            "missing_test_cases": "\n".join(
+                f"{c['agent']} / {c['model']}: {c['test_case_id']} (last {c['last_seen_day']})"
+                for c in v.missing_cases[:50]) or "none",
+            "n_crashed": len(by_reason["error_rate"]),
+            "n_missing": len(by_reason["missing"]),
+            "n_pass_rate": len(by_reason["pass_rate"]),
+            "n_missing_test_cases": len(v.missing_cases),
+            "drops_p_below_0_05": len(drops),
+            "limit_p_value": 0.01,
+        })

@@ -5,18 +5,8 @@
 -- the baseline (or of the latest day) is flaky: reported apart, never a flip.
 -- Grain: one row per agent, model (the run's), test_case_id with a graded run in the window.
 create or replace macro case_outcomes(on_day, baseline_days) as table
-with bounds as (
-    select
-        coalesce(cast(on_day as date), (select max(day) from runs)) as latest_day,
-        cast(coalesce(baseline_days, 7) as integer) as n_days
-),
-
-window_ as (
-    select
-        latest_day,
-        cast(latest_day - n_days as date) as baseline_start,
-        cast(latest_day - 1 as date) as baseline_end
-    from bounds
+with window_ as (
+    select * from comparison_window(on_day, baseline_days)
 ),
 
 graded as (

@@ -1,23 +1,17 @@
 -- Purpose: what changed for each agent and model between a baseline (the baseline_days days
 -- before on_day; null arguments: the latest day with runs, 7 days) and on_day. Pass rate over
--- graded runs on each side with a two-sided two-proportion z-test (significant: p < 0.01);
--- beside it the exact McNemar test on the test cases graded on both sides with a steady
--- baseline (flaky cases counted apart), and drift: tokens per run, p95 runtime, truncation and
--- contract-violation rates, flag codes seen on on_day and never in the baseline.
+-- graded runs on each side with a two-sided two-proportion z-test (significant: p below
+-- significance_level(), 0.01); beside it the exact McNemar test on the test cases graded on
+-- both sides with a steady baseline (flaky cases counted apart), and drift: tokens per run, p95
+-- runtime, truncation and contract-violation rates, flag codes seen on on_day and never in the
+-- baseline. Runs of any status count too: the error rate (status error over all runs) with a
+-- one-sided two-proportion z-test that it rose, and a pair with baseline runs and none on
+-- on_day is missing. regressed: a significant pass-rate drop, an error regression or a missing
+-- pair; reasons lists which (pass_rate, error_rate, missing).
 -- Grain: one row per agent and model with runs on either side.
 create or replace macro regressions(on_day, baseline_days) as table
-with bounds as (
-    select
-        coalesce(cast(on_day as date), (select max(day) from runs)) as latest_day,
-        cast(coalesce(baseline_days, 7) as integer) as n_days
-),
-
-window_ as (
-    select
-        latest_day,
-        cast(latest_day - n_days as date) as baseline_start,
-        cast(latest_day - 1 as date) as baseline_end
-    from bounds
+with window_ as (
+    select * from comparison_window(on_day, baseline_days)
 ),
 
 runs_ as (
@@ -56,6 +50,8 @@ sides as (
             where on_latest and status in ('passed', 'failed', 'contract_violation')
         ) as latest_n_graded,
         count(*) filter (where on_latest and status = 'passed') as latest_n_passed,
+        count(*) filter (where not on_latest and status = 'error') as baseline_n_errors,
+        count(*) filter (where on_latest and status = 'error') as latest_n_errors,
         avg(total_tokens) filter (where not on_latest) as baseline_tokens_per_run,
         avg(total_tokens) filter (where on_latest) as latest_tokens_per_run,
         quantile_cont(agent_runtime_ms, 0.95) filter (where not on_latest)
@@ -114,45 +110,68 @@ tested as (
         case when latest_n_graded > 0 then latest_n_passed / latest_n_graded end
             as latest_pass_rate,
         two_proportion_p(baseline_n_passed, baseline_n_graded, latest_n_passed, latest_n_graded)
-            as p_value
+            as p_value,
+        case when baseline_n_runs > 0 then baseline_n_errors / baseline_n_runs end
+            as error_rate_baseline,
+        case when latest_n_runs > 0 then latest_n_errors / latest_n_runs end
+            as error_rate_latest,
+        two_proportion_p_greater(
+            baseline_n_errors, baseline_n_runs, latest_n_errors, latest_n_runs
+        ) as error_p_value
     from sides
+),
+
+judged as (
+    select
+        tested.*,
+        coalesce(
+            tested.p_value < significance_level()
+            and tested.latest_pass_rate < tested.baseline_pass_rate,
+            false
+        ) as is_regression,
+        coalesce(
+            tested.error_p_value < significance_level()
+            and tested.error_rate_latest > tested.error_rate_baseline,
+            false
+        ) as is_error_regression,
+        tested.baseline_n_runs > 0 and tested.latest_n_runs = 0 as is_missing
+    from tested
 )
 
 select
-    tested.agent,
-    tested.model,
+    judged.agent,
+    judged.model,
     window_.latest_day,
     window_.baseline_start,
     window_.baseline_end,
-    tested.baseline_n_graded,
-    tested.baseline_pass_rate,
-    tested.latest_n_graded,
-    tested.latest_pass_rate,
-    tested.latest_pass_rate - tested.baseline_pass_rate as pass_rate_delta,
-    tested.p_value,
-    coalesce(tested.p_value < 0.01, false) as is_significant,
-    pct_change(tested.latest_tokens_per_run, tested.baseline_tokens_per_run)
+    judged.baseline_n_graded,
+    judged.baseline_pass_rate,
+    judged.latest_n_graded,
+    judged.latest_pass_rate,
+    judged.latest_pass_rate - judged.baseline_pass_rate as pass_rate_delta,
+    judged.p_value,
+    coalesce(judged.p_value < significance_level(), false) as is_significant,
+    pct_change(judged.latest_tokens_per_run, judged.baseline_tokens_per_run)
         as tokens_per_run_pct_change,
-    pct_change(tested.latest_runtime_ms_p95, tested.baseline_runtime_ms_p95)
+    pct_change(judged.latest_runtime_ms_p95, judged.baseline_runtime_ms_p95)
         as agent_runtime_ms_p95_pct_change,
     coalesce(new_codes.new_flag_codes, []::varchar []) as new_flag_codes,
-    coalesce(tested.p_value < 0.01 and tested.latest_pass_rate < tested.baseline_pass_rate, false)
-        as is_regression,
-    tested.baseline_n_passed,
-    tested.latest_n_passed,
-    tested.baseline_n_runs,
-    tested.latest_n_runs,
-    tested.baseline_tokens_per_run,
-    tested.latest_tokens_per_run,
-    tested.baseline_runtime_ms_p95,
-    tested.latest_runtime_ms_p95,
-    case when tested.baseline_n_runs > 0 then tested.baseline_n_truncated / tested.baseline_n_runs
+    judged.is_regression,
+    judged.baseline_n_passed,
+    judged.latest_n_passed,
+    judged.baseline_n_runs,
+    judged.latest_n_runs,
+    judged.baseline_tokens_per_run,
+    judged.latest_tokens_per_run,
+    judged.baseline_runtime_ms_p95,
+    judged.latest_runtime_ms_p95,
+    case when judged.baseline_n_runs > 0 then judged.baseline_n_truncated / judged.baseline_n_runs
     end as baseline_truncation_rate,
-    case when tested.latest_n_runs > 0 then tested.latest_n_truncated / tested.latest_n_runs
+    case when judged.latest_n_runs > 0 then judged.latest_n_truncated / judged.latest_n_runs
     end as latest_truncation_rate,
-    case when tested.baseline_n_runs > 0 then tested.baseline_n_violating / tested.baseline_n_runs
+    case when judged.baseline_n_runs > 0 then judged.baseline_n_violating / judged.baseline_n_runs
     end as baseline_contract_violation_rate,
-    case when tested.latest_n_runs > 0 then tested.latest_n_violating / tested.latest_n_runs
+    case when judged.latest_n_runs > 0 then judged.latest_n_violating / judged.latest_n_runs
     end as latest_contract_violation_rate,
     coalesce(paired.n_paired_cases, 0) as n_paired_cases,
     coalesce(paired.n_pass_to_fail, 0) as n_pass_to_fail,
@@ -161,8 +180,26 @@ select
     -- No case graded on both sides: no paired test (null), rather than a p of 1.
     case when coalesce(paired.n_paired_cases, 0) > 0
          then mcnemar_exact_p(paired.n_pass_to_fail, paired.n_fail_to_pass) end
-        as paired_p_value
-from tested
+        as paired_p_value,
+    judged.baseline_n_runs as runs_baseline,
+    judged.latest_n_runs as runs_latest,
+    judged.baseline_n_errors,
+    judged.latest_n_errors,
+    judged.error_rate_baseline,
+    judged.error_rate_latest,
+    judged.error_p_value,
+    judged.is_error_regression,
+    judged.is_missing,
+    judged.is_regression or judged.is_error_regression or judged.is_missing as regressed,
+    list_filter(
+        [
+            case when judged.is_regression then 'pass_rate' end,
+            case when judged.is_error_regression then 'error_rate' end,
+            case when judged.is_missing then 'missing' end
+        ],
+        lambda reason: reason is not null
+    ) as reasons
+from judged
 cross join window_
-left join new_codes on tested.agent = new_codes.agent and tested.model = new_codes.model
-left join paired on tested.agent = paired.agent and tested.model = paired.model
+left join new_codes on judged.agent = new_codes.agent and judged.model = new_codes.model
+left join paired on judged.agent = paired.agent and judged.model = paired.model

@@ -3,9 +3,7 @@
 -- Grain: one row per agent, model, tool_name called on either side.
 create or replace macro tool_share_changes(on_day, baseline_days) as table
 with bounds as (
-    select
-        coalesce(cast(on_day as date), (select max(day) from runs)) as latest_day,
-        cast(coalesce(baseline_days, 7) as integer) as n_days
+    select * from comparison_window(on_day, baseline_days)
 ),
 
 calls as (
@@ -17,8 +15,7 @@ calls as (
         frequency.n_calls
     from v_tool_frequency as frequency
     cross join bounds
-    where frequency.day between cast(bounds.latest_day - bounds.n_days as date)
-        and bounds.latest_day
+    where frequency.day between bounds.baseline_start and bounds.latest_day
 ),
 
 per_tool as (

@@ -38,7 +38,7 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     assert graph.get(dg.AssetKey("warehouse_views")).partitions_def is None
     assert sorted(k.to_user_string() for k in graph.asset_check_keys) == [
         "ingest_files:lines_accounted_for",
-        "nightly_report:pass_rate_regression",
+        "nightly_report:no_regression",
         "quarantine:quarantine_share_below_limit",
         "runs:contract_violation_rate_below_limit",
         "runs:latest_day_is_fresh",
@@ -84,7 +84,7 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     assert set(checks) == {"lines_accounted_for", "quarantine_share_below_limit",
                            "contract_violation_rate_below_limit",
                            "truncation_rate_below_limit", "latest_day_is_fresh",
-                           "pass_rate_regression"}
+                           "no_regression"}
     assert checks["lines_accounted_for"].passed
     q = checks["quarantine_share_below_limit"].metadata
     # Lines of the day's files (a whole durable document is one line); 4 are the planted bad.
@@ -111,7 +111,8 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     report = meta["nightly_report"]
     assert report["latest_day"].value == SAMPLE_DAY
     assert Path(report["path"].value).is_file()
-    assert "runs, 0 significant" in report["summary"].value
+    assert "58 runs: No regression" in report["summary"].value
+    assert checks["no_regression"].passed
     con = warehouse.connect(home)
     try:
         # Only that day's folder was read.

@@ -71,7 +71,10 @@ SPEC_COLUMNS = {
     "v_regressions": "agent model latest_day baseline_start baseline_end baseline_n_graded "
                      "baseline_pass_rate latest_n_graded latest_pass_rate pass_rate_delta "
                      "p_value is_significant tokens_per_run_pct_change "
-                     "agent_runtime_ms_p95_pct_change new_flag_codes",
+                     "agent_runtime_ms_p95_pct_change new_flag_codes runs_baseline runs_latest "
+                     "error_rate_baseline error_rate_latest error_p_value is_error_regression "
+                     "is_missing regressed reasons",
+    "v_missing_test_cases": "agent model test_case_id baseline_runs last_seen_day",
     "v_test_case_flips": "agent model test_case_id direction baseline_status latest_status "
                          "latest_day",
 }

@@ -1,0 +1,188 @@
+"""The nightly answer on a constructed week (tests/fixtures/regression_week.py): on the latest
+day one agent crashes, one does not run, one misses 40% of its test cases, one drops its pass
+rate and one is steady. v_regressions, v_missing_test_cases, the report's first screen, the
+CLI's exit code, the webhook and the Dagster check must each say exactly that."""
+
+import json
+import threading
+from datetime import date
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.definitions import defs
+from pipelines.resources import RunlakeResource
+from tests.fixtures import regression_week
+from transforms import warehouse
+from transforms.cli import app
+from transforms.ingest import ingest
+from transforms.nightly import EXIT_REGRESSED
+
+RUNNER = CliRunner()
+LATEST = regression_week.LATEST.isoformat()
+
+
+@pytest.fixture(scope="module")
+def week_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("week")
+    ingest([regression_week.write(root / "landing")], root / "home")
+    return root / "home"
+
+
+def _query(home: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = warehouse.connect(home)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_v_regressions_names_each_kind_and_nothing_else(week_home: Path) -> None:
+    rows = {r[0]: r[1:] for r in _query(week_home, """
+        select agent, runs_baseline, runs_latest, error_rate_baseline, error_rate_latest,
+               error_p_value, is_error_regression, is_missing, is_regression, regressed,
+               reasons, p_value
+        from v_regressions""")}
+    assert set(rows) == {"crasher", "absent", "partial", "dropper", "steady"}
+    crasher = rows["crasher"]
+    assert crasher[:4] == (35, 5, 0.0, 1.0)
+    assert crasher[4] == pytest.approx(1.2698142947e-10, rel=1e-5)
+    assert crasher[5:10] == (True, False, False, True, ["error_rate"])
+    assert crasher[10] is None  # nothing graded on the latest day: no pass-rate test
+    absent = rows["absent"]
+    assert absent[:4] == (28, 0, 0.0, None)
+    assert absent[4] is None  # a side with no runs: no test
+    assert absent[5:10] == (False, True, False, True, ["missing"])
+    partial = rows["partial"]
+    assert partial[:5] == (70, 6, 0.0, 0.0, 1.0)
+    assert partial[5:10] == (False, False, False, False, [])
+    dropper = rows["dropper"]
+    assert dropper[5:10] == (False, False, True, True, ["pass_rate"])
+    assert dropper[10] == pytest.approx(3.068061942e-15, rel=1e-5)
+    steady = rows["steady"]
+    assert steady[:4] == (70, 10, pytest.approx(1 / 70), 0.0)
+    assert steady[4] == pytest.approx(0.6481568650, rel=1e-6)
+    assert steady[10] == pytest.approx(0.9886723374, rel=1e-6)
+    assert steady[5:10] == (False, False, False, False, [])
+
+
+def test_v_missing_test_cases_lists_the_regular_cases_that_did_not_run(week_home: Path) -> None:
+    rows = _query(week_home, "select agent, model, test_case_id, baseline_runs, "
+                             "last_seen_day::varchar from v_missing_test_cases "
+                             "order by agent, test_case_id")
+    assert rows == (
+        [("absent", "gpt-4o", f"a{i:02d}", 7, "2026-11-19") for i in range(1, 5)]
+        + [("partial", "claude-sonnet-4-5", f"p{i:02d}", 7, "2026-11-19") for i in range(7, 11)])
+
+
+def test_cases_that_come_and_go_are_not_missing(write_lines: Any, home: Path) -> None:
+    """A case run on 3 of the pair's 7 baseline days is irregular; on 4 of 7 it is regular."""
+    def run(case: str, day: int) -> dict[str, Any]:
+        return {"run_id": f"{case}-{day}", "agent": "a", "test_case_id": case,
+                "started_at": f"2026-11-{day}T01:00:00Z", "outcome": {"status": "passed"},
+                "response": {"final_response": "ok", "metadata": {"model": "m"}}}
+    lines = [run("every", d) for d in range(13, 21)]
+    lines += [run("thrice", d) for d in (13, 15, 17)] + [run("four", d) for d in (13, 15, 17, 19)]
+    ingest([write_lines(lines)], home)
+    assert _query(home, "select test_case_id, baseline_runs from v_missing_test_cases") == [
+        ("four", 4)]
+
+
+def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
+    res = RUNNER.invoke(app, ["report", "--home", str(week_home)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert [line for line in lines if line.startswith("  REGRESSION")] == [
+        "  REGRESSION crasher / gpt-4o: crashed: error rate 0% -> 100% of runs (5 of 5; "
+        "p = 1.3e-10)",
+        "  REGRESSION absent / gpt-4o: missing: no run on 2026-11-20 (28 runs in the baseline)",
+        "  REGRESSION dropper / gpt-4.1: pass rate 100% -> 20% (p = 3.1e-15)",
+    ]
+    assert [line for line in lines if line.startswith("  MISSING")] == [
+        "  MISSING absent / gpt-4o: 4 test cases not run (a01, a02, a03, a04)",
+        "  MISSING partial / claude-sonnet-4-5: 4 test cases not run (p07, p08, p09, p10)",
+    ]
+    page = (week_home / "reports" / f"nightly-{LATEST}.html").read_text()
+    header = page[page.index("<header>"):page.index("</header>")]
+    assert ('3 agent and model pairs regressed: 1 crashed (crasher / gpt-4o); 1 missing '
+            '(absent / gpt-4o); 1 pass rate (dropper / gpt-4.1); 8 test cases missing '
+            '(absent / gpt-4o: 4, partial / claude-sonnet-4-5: 4).') in header
+    assert 'class="headline bad"' in header and "No regression" not in page
+    first = page[page.index("1. What regressed"):page.index("Every agent and model")]
+    cards = [first.index(f"{name} · ") for name in ("crasher", "absent", "dropper")]
+    assert cards == sorted(cards) and first.count('<div class="card bad">') == 3
+    assert "steady ·" not in first and "partial · claude-sonnet-4-5</b>: 4 missing" in first
+    for case in ("a01", "a04", "p07", "p10"):
+        assert f"<code>{case}</code>" in first
+
+
+def test_fail_on_regression_exits_3_and_the_webhook_gets_the_summary(
+        week_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    received: list[dict[str, Any]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append({"type": self.headers["Content-Type"], "body": json.loads(body)})
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("RUNLAKE_WEBHOOK_URL", f"http://127.0.0.1:{server.server_port}/hook")
+        res = RUNNER.invoke(app, ["report", "--home", str(week_home), "--fail-on-regression"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert res.exit_code == EXIT_REGRESSED == 3, res.output
+    assert "webhook: summary sent" in res.output
+    assert len(received) == 1 and received[0]["type"] == "application/json"
+    body = received[0]["body"]
+    assert body["latest_day"] == LATEST and body["text"].startswith(f"runlake {LATEST}: 3 agent")
+    assert [(r["agent"], r["reasons"]) for r in body["regressed"]] == [
+        ("crasher", ["error_rate"]), ("absent", ["missing"]), ("dropper", ["pass_rate"])]
+    assert len(body["missing_test_cases"]) == 8
+    assert body["missing_test_cases"][0] == {"agent": "absent", "model": "gpt-4o",
+                                             "test_case_id": "a01", "baseline_runs": 7,
+                                             "last_seen_day": "2026-11-19"}
+
+
+def test_an_unreachable_webhook_is_a_warning_and_a_clear_night_exits_0(
+        week_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNLAKE_WEBHOOK_URL", "http://127.0.0.1:9/nothing-listens")
+    res = RUNNER.invoke(app, ["report", "--home", str(week_home), "--fail-on-regression"])
+    assert res.exit_code == 3 and "warning: the webhook could not be reached" in res.output
+    # 2026-11-19 against its own 6-day baseline: nothing regressed; no webhook call is made.
+    res = RUNNER.invoke(app, ["report", "--home", str(week_home), "--day", "2026-11-19",
+                              "--baseline-days", "6", "--fail-on-regression"])
+    assert res.exit_code == 0, res.output
+    assert "no regression" in res.output and "webhook" not in res.output
+
+
+def test_dagster_check_fails_at_error_naming_each_kind(tmp_path: Path) -> None:
+    landing = regression_week.write(tmp_path / "landing")
+    home = tmp_path / "home"
+    ingest([landing / d.isoformat() for d in regression_week.BASELINE], home)
+    result = defs.resolve_job_def("ingest_day").execute_in_process(
+        partition_key=LATEST, instance=dg.DagsterInstance.ephemeral(),
+        resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
+        raise_on_error=False)
+    check = {e.check_name: e for e in result.get_asset_check_evaluations()}["no_regression"]
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
+    meta = {k: v.value for k, v in check.metadata.items()}
+    assert meta["failed_on"] == "1 crashed, 1 missing, 1 pass rate, 8 missing test cases"
+    assert (meta["n_crashed"], meta["n_missing"], meta["n_pass_rate"],
+            meta["n_missing_test_cases"]) == (1, 1, 1, 8)
+    assert meta["crashed"].startswith("crasher / gpt-4o: crashed")
+    assert meta["missing"].startswith("absent / gpt-4o: missing")
+    assert meta["pass_rate"].startswith("dropper / gpt-4.1: pass rate 100% -> 20%")
+    assert date.fromisoformat(meta["latest_day"]) == regression_week.LATEST

@@ -1,0 +1,204 @@
+"""The nightly verdict: what regressed on a day against its baseline, and why.
+
+One reading of `regressions(day, n)` and `missing_test_cases(day, n)` that the report's first
+screen, `runlake report` (and its `--fail-on-regression` exit code), the Dagster check and the
+webhook all share, so that they can never disagree. A pair regressed for one or more reasons:
+
+- `error_rate`: its share of runs with status `error` rose significantly (crashed);
+- `missing`: it ran in the baseline and not at all on the day;
+- `pass_rate`: its pass rate over graded runs fell significantly.
+
+Test cases that ran regularly in the baseline and not on the day are listed apart.
+"""
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import duckdb
+
+from transforms.errors import RunlakeError
+
+REASONS = ("error_rate", "missing", "pass_rate")
+"""In the order the first screen shows them: a pair that crashed or did not run is worse news
+than one that runs and fails more often."""
+
+REASON_WORDS = {"error_rate": "crashed", "missing": "missing", "pass_rate": "pass rate"}
+
+EXIT_REGRESSED = 3
+"""`runlake report --fail-on-regression` exits with this code when anything regressed (1 is
+an error of runlake itself, 2 a bad argument or input)."""
+
+WEBHOOK_TIMEOUT_S = 10.0
+
+
+class NotifyError(RunlakeError):
+    """The webhook could not be reached or refused the summary."""
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str,
+         params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """A query's rows as dicts keyed by column name."""
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description or []]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+@dataclass
+class PairChange:
+    """One agent and model's row of `regressions(day, n)`."""
+
+    row: dict[str, Any]
+
+    @property
+    def agent(self) -> str:
+        return str(self.row["agent"])
+
+    @property
+    def model(self) -> str:
+        return str(self.row["model"])
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(self.row["reasons"] or [])
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.row["regressed"])
+
+    def line(self) -> str:
+        """What happened, in one plain line (no markup; the caller escapes for its medium)."""
+        r = self.row
+        parts = []
+        if "error_rate" in self.reasons:
+            parts.append(f"crashed: error rate {_pct(r['error_rate_baseline'])} -> "
+                         f"{_pct(r['error_rate_latest'])} of runs ({r['latest_n_errors']} of "
+                         f"{r['runs_latest']}; p = {_p(r['error_p_value'])})")
+        if "missing" in self.reasons:
+            parts.append(f"missing: no run on {r['latest_day']} ({r['runs_baseline']} runs in "
+                         "the baseline)")
+        if "pass_rate" in self.reasons:
+            parts.append(f"pass rate {_pct(r['baseline_pass_rate'])} -> "
+                         f"{_pct(r['latest_pass_rate'])} (p = {_p(r['p_value'])})")
+        return f"{self.agent} / {self.model}: " + "; ".join(parts)
+
+
+@dataclass
+class Verdict:
+    """Everything that regressed on `latest_day` against `baseline_start`..`baseline_end`."""
+
+    latest_day: date
+    baseline_start: date
+    baseline_end: date
+    pairs: list[PairChange] = field(default_factory=list)
+    missing_cases: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> list[PairChange]:
+        """Regressed pairs, crashed first, then missing, then pass-rate drops."""
+        return sorted((p for p in self.pairs if p.regressed),
+                      key=lambda p: (min(REASONS.index(x) for x in p.reasons), p.agent, p.model))
+
+    def by_reason(self, reason: str) -> list[PairChange]:
+        return [p for p in self.regressed if reason in p.reasons]
+
+    @property
+    def all_clear(self) -> bool:
+        return not self.regressed and not self.missing_cases
+
+    def missing_by_pair(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for c in self.missing_cases:
+            out.setdefault((c["agent"], c["model"]), []).append(c)
+        return out
+
+    def headline(self) -> str:
+        """One plain sentence: counts by reason with the pairs named, and the missing cases."""
+        if self.all_clear:
+            return ("No regression: no agent and model crashed, went missing or lost pass rate "
+                    "significantly, and no regular test case is missing.")
+        said = []
+        for reason in REASONS:
+            hit = self.by_reason(reason)
+            if hit:
+                said.append(f"{len(hit)} {REASON_WORDS[reason]} ("
+                            + ", ".join(f"{p.agent} / {p.model}" for p in hit) + ")")
+        n = len(self.regressed)
+        text = (f"{n} agent and model pair{'' if n == 1 else 's'} regressed: " + "; ".join(said)
+                if n else "No agent and model pair regressed")
+        if self.missing_cases:
+            m = len(self.missing_cases)
+            text += (f"; {m} test case{'' if m == 1 else 's'} missing ("
+                     + ", ".join(f"{a} / {mo}: {len(cs)}"
+                                 for (a, mo), cs in self.missing_by_pair().items()) + ")")
+        return text + "."
+
+    def payload(self, report: str | None = None) -> dict[str, Any]:
+        """The JSON summary the webhook receives (`text` for chat tools that show one field)."""
+        return {
+            "text": f"runlake {self.latest_day}: {self.headline()}",
+            "latest_day": self.latest_day.isoformat(),
+            "baseline_start": self.baseline_start.isoformat(),
+            "baseline_end": self.baseline_end.isoformat(),
+            "report": report,
+            "regressed": [{
+                "agent": p.agent, "model": p.model, "reasons": p.reasons,
+                **{k: _jsonable(p.row[k]) for k in (
+                    "runs_baseline", "runs_latest", "error_rate_baseline", "error_rate_latest",
+                    "error_p_value", "baseline_pass_rate", "latest_pass_rate", "p_value")},
+            } for p in self.regressed],
+            "missing_test_cases": [{
+                "agent": c["agent"], "model": c["model"], "test_case_id": c["test_case_id"],
+                "baseline_runs": int(c["baseline_runs"]),
+                "last_seen_day": c["last_seen_day"].isoformat(),
+            } for c in self.missing_cases],
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    return float(v) if isinstance(v, float) else v
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v * 100:.0f}%"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.1e}" if v < 0.0001 else f"{v:.2g}"
+
+
+def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
+    """The verdict for `latest` against the `baseline_days` days before it."""
+    params = [latest, baseline_days]
+    window = rows(con, "SELECT * FROM comparison_window(?, ?)", params)[0]
+    pairs = [PairChange(r) for r in rows(
+        con, "SELECT * FROM regressions(?, ?) ORDER BY regressed DESC, is_regression DESC, "
+             "p_value NULLS LAST, agent, model", params)]
+    missing = rows(con, "SELECT * FROM missing_test_cases(?, ?) "
+                        "ORDER BY agent, model, test_case_id", params)
+    return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing)
+
+
+def notify(verdict: Verdict, url: str, report: str | None = None) -> None:
+    """POST the verdict's JSON summary to `url` (http or https). Raises NotifyError."""
+    scheme = urllib.parse.urlsplit(url).scheme
+    if scheme not in ("http", "https"):
+        raise NotifyError(f"the webhook URL must start with http:// or https://, not {scheme!r}")
+    body = json.dumps(verdict.payload(report)).encode()
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json",
+                                          "User-Agent": "runlake"})
+    try:
+        with urllib.request.urlopen(req, timeout=WEBHOOK_TIMEOUT_S) as resp:  # noqa: S310
+            resp.read(1024)
+    except urllib.error.HTTPError as e:
+        raise NotifyError(f"the webhook answered {e.code} {e.reason}") from e
+    except (urllib.error.URLError, OSError, TimeoutError) as e:
+        reason = getattr(e, "reason", e)
+        raise NotifyError(f"the webhook could not be reached: {reason}") from e
