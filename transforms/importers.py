@@ -6,19 +6,26 @@ the pipeline. Each also says what the source lacks, so a user knows which column
 
 - `tau-bench`: a historical trajectories array `[{task_id, trial, reward, info, traj}]`. One
   element is one run: `traj` is the OpenAI-style transcript (nested tool calls), passed =
-  `reward == 1.0`. The file names no model or agent (`--model`, `--agent` supply them) and
-  has no tokens, runtime or times.
+  `reward == 1.0`, explanation = `info.reward_info` in a line (r_actions: the database check;
+  r_outputs: the outputs missing from the replies). The file names no model or agent
+  (`--model`, `--agent` supply them) and has no tokens, runtime or times.
 - `tau2`: a tau2-bench results file `{info, tasks, simulations}`. One simulation is one run:
   the domain policy becomes the system message, `messages` the transcript (flat tool calls; a
-  tool message's `id` is its call id), passed = `reward == 1.0`, runtime = `duration`, times
-  from `start_time`/`end_time`, agent = `info.agent_info.implementation`, model =
-  `info.agent_info.llm`, tokens = the assistant messages' `usage` (the user simulator's usage
-  is not the agent's and is left out).
-- `inspect`: an Inspect AI eval log (`.json`). One sample (epoch) is one run: agent = the
-  task, model = `eval.model`, passed = the first scorer's value `C` (`I` failed, `P` failed
-  with score 0.5), error = the sample's error, tokens = the sum of `model_usage`, runtime =
-  `total_time`, times from the sample's events; Inspect's tool calls (`function` holds the
-  tool name) become flat calls, `reasoning` parts thinking.
+  tool message's `id` is its call id), passed = `reward == 1.0`, explanation = `reward_info`
+  in a line (reward breakdown, database check, the failed checks of the reward basis),
+  runtime = `duration`, times from `start_time`/`end_time`, agent =
+  `info.agent_info.implementation`, model = `info.agent_info.llm`, tokens = the assistant
+  messages' `usage` (the user simulator's usage is not the agent's and is left out).
+- `inspect`: an Inspect AI eval log, `.eval` (the zip Inspect writes by default: see
+  `read_eval_log`) or `.json`, or a folder of them (an eval set). One sample (epoch) is one
+  run: agent = the task, model = `eval.model`, passed = the first scorer's value `C` (`I`
+  failed, `P` failed with score 0.5), explanation = that score's `explanation`, error = the
+  sample's error, tokens = the solver's model events (a model-graded scorer's calls, in its
+  scorer span, are the grader's: metadata `grader_input_tokens`, `grader_output_tokens`,
+  `grader_model_calls`; without events, the sample's `model_usage`), runtime = `total_time`,
+  times = the sample's `started_at`/`completed_at`, else its events' first and last
+  timestamps, else the eval's; Inspect's tool calls (`function` holds the tool name) become
+  flat calls, `reasoning` parts thinking.
 - `langfuse`: a Langfuse trace export `{trace, observations}`, written as span JSONL (one
   CreateSpansBulk line per trace): ids, parents and times as exported, the OTel attributes and
   resource attributes from `metadata`, and for GENERATION observations a log_request (model,
@@ -148,8 +155,8 @@ EVAL_TOTAL_LIMIT = 2 * 1024 * 1024 * 1024
 """Bytes all the members read from one `.eval` zip may inflate to."""
 EVAL_MAX_MEMBERS = 200_000
 _ZIP_ZSTD = 93
-"""Zip method id of zstandard: Inspect writes its `.eval` members with it since 2025
-(earlier logs are deflated); Python's zipfile reads it only from 3.14."""
+"""Zip method id of zstandard: recent Inspect versions (0.3.285 does) write their `.eval`
+members with it (older ones deflate them); Python's zipfile reads it only from 3.14."""
 _EVAL_SAMPLE = re.compile(r"samples/[^/]+\.json")
 
 
