@@ -623,7 +623,11 @@ def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
         for m in sample.get("messages") or []:
             out = _inspect_message(m)
             if isinstance(out, dict):
-                out["content"] = _attachment(out.get("content"), attachments)
+                content = out.get("content")
+                out["content"] = [{**p, **{k: _attachment(p[k], attachments) for k in (
+                    "text", "thinking") if k in p}} if isinstance(p, dict) else p
+                    for p in content] if isinstance(content, list) else _attachment(
+                    content, attachments)
             msgs.append(out)
         metadata: dict[str, Any] = {"model": model or ev.get("model")}
         solver, grader = _inspect_usage(sample.get("events") or [])
@@ -645,8 +649,8 @@ def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
             metadata["agent_runtime_ms"] = round(sample["total_time"] * 1000)
         status, score = _inspect_status(sample)
         output = sample.get("output") or {}
-        final = output.get("completion") if isinstance(output.get("completion"), str) \
-            else _final(msgs)
+        final = _attachment(output.get("completion"), attachments) if isinstance(
+            output.get("completion"), str) else _final(msgs)
         line: dict[str, Any] = {
             "run_id": str(sample.get("uuid") or f"{ev.get('run_id', src.stem)}-"
                                                  f"{sample.get('id')}-{sample.get('epoch', 1)}"),

@@ -143,6 +143,27 @@ def test_grader_calls_are_told_by_scorer_spans_and_steps(tmp_path: Path) -> None
     assert meta[2] == {"model": "m", "total_input_tokens": 274, "total_output_tokens": 189}
 
 
+def test_attachments_are_resolved(tmp_path: Path) -> None:
+    """Inspect moves long text to `attachments`, leaving `attachment://<hash>`: the run gets
+    the text, in string content, in text parts, in the output and in the score's
+    explanation."""
+    big = "x" * 200
+    sample = _sample(1, [], attachments={"h1": big, "h2": "long reason"})
+    sample["messages"] = [{"role": "user", "content": "attachment://h1"},
+                          {"role": "assistant", "content": [
+                              {"type": "text", "text": "attachment://h1"}]}]
+    sample["scores"] = {"s": {"value": "C", "explanation": "attachment://h2"}}
+    sample["output"] = {"completion": "attachment://h1"}
+    src = tmp_path / "log.json"
+    src.write_text(json.dumps(_log([sample])))
+    assert _import(tmp_path, src).exit_code == 0
+    (line,) = _lines(tmp_path / "o" / "log.responses.jsonl")
+    assert line["response"]["messages"][0]["content"] == big
+    assert line["response"]["messages"][1]["content"] == [{"type": "text", "text": big}]
+    assert line["response"]["final_response"] == big
+    assert line["outcome"]["explanation"] == "long reason"
+
+
 def test_times_come_from_the_sample_then_its_events_then_the_eval(tmp_path: Path) -> None:
     """A run is dated by its sample (started_at/completed_at), else its events' first and last
     timestamps, else the eval's stats (with a note), always in UTC; never the ingest day."""
