@@ -46,6 +46,10 @@ def test_tau_bench_airline(tmp_path: Path) -> None:
         (1164, 14, 1164, 1164, True)]
     assert q("SELECT count(*) FROM runs WHERE input_tokens IS NOT NULL "
              "OR agent_runtime_ms IS NOT NULL") == [(0,)]
+    # Each failure says why: the database check (r_actions) or the missing outputs.
+    assert q("SELECT count(*) FILTER (outcome_explanation LIKE '%r_actions 0 (%'), "
+             "count(*) FILTER (outcome_explanation LIKE '%outputs missing from the replies%'),"
+             " count(*) FILTER (outcome_explanation IS NULL) FROM runs") == [(101, 10, 5)]
     flags = dict(q("SELECT code, count(*) FROM flags GROUP BY 1"))
     con.close()
     assert "tool_result_orphan" not in flags and "messages_malformed" not in flags
@@ -94,6 +98,8 @@ def test_tau2_results(src: Path, tmp_path: Path) -> None:
         doc["info"]["agent_info"]["llm"])]
     assert q("SELECT count(*) FROM tool_calls WHERE result_message_index IS NULL") == [(0,)]
     assert q("SELECT count(*) FROM flags") == [(0,)]
+    assert q("SELECT count(*) FROM runs WHERE outcome_explanation NOT LIKE 'reward %'") == [
+        (0,)]
     con.close()
 
 
@@ -109,6 +115,13 @@ def test_inspect_logs(tmp_path: Path) -> None:
     assert "status is 'cancelled'" in res.output
     ingest([tmp_path / "l"], tmp_path / "home")
     samples = [s for p in INSPECT for s in json.loads(p.read_text())["samples"]]
+    # Independently: model events in a scorer span are the grader's (security-guide's
+    # model_graded_fact); the run's tokens are the other model events'.
+    calls = [(e["output"]["usage"], e["span_id"] in {
+        b["id"] for b in s["events"] if b["event"] == "span_begin" and b["type"] == "scorer"})
+        for s in samples for e in s["events"] if e["event"] == "model"]
+    assert sum(u["input_tokens"] for u, _ in calls) == sum(
+        u["input_tokens"] for s in samples for u in s["model_usage"].values())
     con = warehouse.connect(tmp_path / "home")
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     assert q("SELECT count(*), count(*) FILTER (status = 'passed'), sum(n_messages), "
@@ -117,8 +130,16 @@ def test_inspect_logs(tmp_path: Path) -> None:
         sum(1 for s in samples if next(iter(s["scores"].values()))["value"] == "C"),
         sum(len(s["messages"]) for s in samples),
         sum(len(m.get("tool_calls") or []) for s in samples for m in s["messages"]),
-        sum(u["input_tokens"] for s in samples for u in s["model_usage"].values()),
-        sum(u["output_tokens"] for s in samples for u in s["model_usage"].values()))]
+        sum(u["input_tokens"] for u, grader in calls if not grader),
+        sum(u["output_tokens"] for u, grader in calls if not grader))]
+    assert q("SELECT key, sum(value::BIGINT) FROM metadata_kv WHERE key LIKE 'grader_%' "
+             "GROUP BY 1 ORDER BY 1") == [
+        ("grader_input_tokens", sum(u["input_tokens"] for u, grader in calls if grader)),
+        ("grader_model_calls", sum(1 for _, grader in calls if grader)),
+        ("grader_output_tokens", sum(u["output_tokens"] for u, grader in calls if grader))]
+    # Dated by their samples' events (May 2025), not the ingest day; explained by the scorer.
+    assert q("SELECT DISTINCT day::VARCHAR FROM runs") == [("2025-05-13",)]
+    assert q("SELECT count(*) FROM runs WHERE outcome_explanation IS NULL") == [(0,)]
     assert q("SELECT tool_name, count(result_message_index) FROM tool_calls GROUP BY 1 "
              "ORDER BY 1") == [("web_browser_click", 3), ("web_browser_go", 1)]
     assert q("SELECT count(*) FROM flags") == [(0,)]

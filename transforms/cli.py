@@ -305,7 +305,8 @@ def report_cmd(
 def import_cmd(
     fmt: Annotated[str, typer.Argument(
         help="tau-bench, tau2, inspect, langfuse, otlp, agentops, swe-agent or openhands")],
-    sources: Annotated[list[Path], typer.Argument(help="Result files to convert.")],
+    sources: Annotated[list[Path], typer.Argument(
+        help="Result files to convert (for inspect also .eval logs, and folders of logs).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
                                           "<name>.responses|spans|otlp.jsonl files into.")],
     agent: Annotated[str | None, typer.Option(help="Agent name, when the source has "

@@ -6,19 +6,26 @@ the pipeline. Each also says what the source lacks, so a user knows which column
 
 - `tau-bench`: a historical trajectories array `[{task_id, trial, reward, info, traj}]`. One
   element is one run: `traj` is the OpenAI-style transcript (nested tool calls), passed =
-  `reward == 1.0`. The file names no model or agent (`--model`, `--agent` supply them) and
-  has no tokens, runtime or times.
+  `reward == 1.0`, explanation = `info.reward_info` in a line (r_actions: the database check;
+  r_outputs: the outputs missing from the replies). The file names no model or agent
+  (`--model`, `--agent` supply them) and has no tokens, runtime or times.
 - `tau2`: a tau2-bench results file `{info, tasks, simulations}`. One simulation is one run:
   the domain policy becomes the system message, `messages` the transcript (flat tool calls; a
-  tool message's `id` is its call id), passed = `reward == 1.0`, runtime = `duration`, times
-  from `start_time`/`end_time`, agent = `info.agent_info.implementation`, model =
-  `info.agent_info.llm`, tokens = the assistant messages' `usage` (the user simulator's usage
-  is not the agent's and is left out).
-- `inspect`: an Inspect AI eval log (`.json`). One sample (epoch) is one run: agent = the
-  task, model = `eval.model`, passed = the first scorer's value `C` (`I` failed, `P` failed
-  with score 0.5), error = the sample's error, tokens = the sum of `model_usage`, runtime =
-  `total_time`, times from the sample's events; Inspect's tool calls (`function` holds the
-  tool name) become flat calls, `reasoning` parts thinking.
+  tool message's `id` is its call id), passed = `reward == 1.0`, explanation = `reward_info`
+  in a line (reward breakdown, database check, the failed checks of the reward basis),
+  runtime = `duration`, times from `start_time`/`end_time`, agent =
+  `info.agent_info.implementation`, model = `info.agent_info.llm`, tokens = the assistant
+  messages' `usage` (the user simulator's usage is not the agent's and is left out).
+- `inspect`: an Inspect AI eval log, `.eval` (the zip Inspect writes by default: see
+  `read_eval_log`) or `.json`, or a folder of them (an eval set). One sample (epoch) is one
+  run: agent = the task, model = `eval.model`, passed = the first scorer's value `C` (`I`
+  failed, `P` failed with score 0.5), explanation = that score's `explanation`, error = the
+  sample's error, tokens = the solver's model events (a model-graded scorer's calls, in its
+  scorer span, are the grader's: metadata `grader_input_tokens`, `grader_output_tokens`,
+  `grader_model_calls`; without events, the sample's `model_usage`), runtime = `total_time`,
+  times = the sample's `started_at`/`completed_at`, else its events' first and last
+  timestamps, else the eval's; Inspect's tool calls (`function` holds the tool name) become
+  flat calls, `reasoning` parts thinking.
 - `langfuse`: a Langfuse trace export `{trace, observations}`, written as span JSONL (one
   CreateSpansBulk line per trace): ids, parents and times as exported, the OTel attributes and
   resource attributes from `metadata`, and for GENERATION observations a log_request (model,
@@ -50,6 +57,8 @@ import json
 import os
 import re
 import uuid
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -116,7 +125,8 @@ def _is_span(x: Any) -> bool:
 
 def _load(src: Path) -> tuple[Any, int]:
     """The parsed document, and how many NaN/Infinity constants (Python's json writes them)
-    it held: they become null, since the landing JSONL must be strict JSON."""
+    it held: they become null, since the landing JSONL must be strict JSON. A zip archive
+    (an Inspect `.eval` log) is read as the JSON log it holds."""
     nonfinite = 0
 
     def constant(_: str) -> None:
@@ -124,11 +134,155 @@ def _load(src: Path) -> tuple[Any, int]:
         nonfinite += 1
 
     try:
+        with src.open("rb") as f:
+            is_zip = f.read(4) == ZIP_MAGIC
+        if is_zip:
+            return read_eval_log(src, constant), nonfinite
+        if src.suffix == ".eval":
+            raise InputError(f"{src}: not an Inspect .eval log: not a zip archive (an .eval "
+                             "log is one; a damaged or partly copied file is not)")
         return json.loads(src.read_bytes(), parse_constant=constant), nonfinite
     except OSError as e:
         raise InputError(f"{src}: cannot read ({e.strerror})") from None
     except ValueError as e:
         raise InputError(f"{src}: not a JSON document ({e})") from None
+
+
+ZIP_MAGIC = b"PK\x03\x04"
+EVAL_MEMBER_LIMIT = 512 * 1024 * 1024
+"""Bytes one member of an `.eval` zip may inflate to (a guard against zip bombs)."""
+EVAL_TOTAL_LIMIT = 2 * 1024 * 1024 * 1024
+"""Bytes all the members read from one `.eval` zip may inflate to."""
+EVAL_MAX_MEMBERS = 200_000
+_ZIP_ZSTD = 93
+"""Zip method id of zstandard: recent Inspect versions (0.3.285 does) write their `.eval`
+members with it (older ones deflate them); Python's zipfile reads it only from 3.14."""
+_EVAL_SAMPLE = re.compile(r"samples/[^/]+\.json")
+
+
+def _member_name(name: str) -> str:
+    """A zip member's name as shown in a message: quoted and cut, never used as a path."""
+    return repr(name[:80] + ("..." if len(name) > 80 else ""))
+
+
+def _read_member(src: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes:
+    """One member's bytes, inflated at most to `budget` (never beyond EVAL_MEMBER_LIMIT)."""
+    name = _member_name(info.filename)
+    limit = min(EVAL_MEMBER_LIMIT, budget)
+    if info.flag_bits & 0x1:
+        raise InputError(f"{src}: member {name} is encrypted; runlake reads unencrypted "
+                         ".eval logs")
+    if info.file_size > limit:
+        raise InputError(f"{src}: member {name} inflates to {info.file_size:,} bytes, over "
+                         f"the {limit:,}-byte limit runlake reads from one .eval log")
+    if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        with z.open(info) as f:
+            data = f.read(limit + 1)
+    elif info.compress_type == _ZIP_ZSTD:
+        import zstandard
+
+        assert z.fp is not None
+        z.fp.seek(info.header_offset)
+        local = z.fp.read(30)
+        if len(local) != 30 or local[:4] != ZIP_MAGIC:
+            raise zipfile.BadZipFile(f"bad local header of member {name}")
+        skip = int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+        z.fp.seek(info.header_offset + 30 + skip)
+        raw = z.fp.read(info.compress_size)
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = reader.read(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+        if len(data) <= limit and zlib.crc32(data) != info.CRC:
+            raise zipfile.BadZipFile(f"bad CRC-32 for member {name}")
+    else:
+        raise InputError(f"{src}: member {name} is compressed with zip method "
+                         f"{info.compress_type}; runlake reads stored, deflate and zstd "
+                         "members")
+    if len(data) > limit:
+        raise InputError(f"{src}: member {name} inflates past the {limit:,}-byte limit "
+                         "runlake reads from one .eval log")
+    return data
+
+
+def read_eval_log(src: Path, parse_constant: Callable[[str], Any] | None = None
+                  ) -> dict[str, Any]:
+    """An Inspect `.eval` log (a zip archive) as the document its `.json` form holds.
+
+    Layout, as Inspect writes it (inspect_ai/log/_recorders/eval.py): `header.json` (version,
+    status, eval, plan, results, stats, error) once the eval finished, else
+    `_journal/start.json` (version, eval, plan) of a log still running or cut short;
+    `samples/<id>_epoch_<n>.json` one sample each (a name written twice: the last entry wins);
+    `reductions.json`; `summaries.json` and `_journal/summaries/*.json` repeat the samples'
+    scores and are not needed. Members are read into memory by name, never extracted: their
+    names never become paths."""
+    budget = EVAL_TOTAL_LIMIT
+
+    def member_json(info: zipfile.ZipInfo) -> Any:
+        nonlocal budget
+        data = _read_member(src, z, info, budget)
+        budget -= len(data)
+        try:
+            return json.loads(data, parse_constant=parse_constant)
+        except ValueError as e:
+            raise InputError(f"{src}: member {_member_name(info.filename)} is not a JSON "
+                             f"document ({e})") from None
+
+    try:
+        try:
+            z = zipfile.ZipFile(src)
+        except zipfile.BadZipFile:
+            raise InputError(f"{src}: a damaged .eval log: its zip directory is missing or cut "
+                             "short (a partly written or partly copied file?)") from None
+        with z:
+            infos = z.infolist()
+            if len(infos) > EVAL_MAX_MEMBERS:
+                raise InputError(f"{src}: {len(infos):,} members, more than the "
+                                 f"{EVAL_MAX_MEMBERS:,} runlake reads from one .eval log")
+            members = {i.filename: i for i in infos}  # a name written again: the last wins
+            head_info = members.get("header.json") or members.get("_journal/start.json")
+            if head_info is None:
+                shown = ", ".join(_member_name(n) for n in list(members)[:3]) or "none"
+                raise InputError(f"{src}: a zip archive but not an Inspect .eval log: no "
+                                 f"header.json or _journal/start.json member (members: "
+                                 f"{shown})")
+            head = member_json(head_info)
+            if not isinstance(head, dict) or not isinstance(head.get("eval"), dict):
+                raise InputError(f"{src}: member {_member_name(head_info.filename)} is not an "
+                                 "Inspect log header (an object with `eval`)")
+            doc: dict[str, Any] = dict(head)
+            doc.setdefault("status", "started")  # the journal's start: the eval never finished
+            samples = []
+            for name, info in members.items():
+                if _EVAL_SAMPLE.fullmatch(name):
+                    sample = member_json(info)
+                    if not isinstance(sample, dict):
+                        raise InputError(f"{src}: member {_member_name(name)} is not an "
+                                         "Inspect sample (a JSON object)")
+                    samples.append(sample)
+            if "reductions.json" in members:
+                doc["reductions"] = member_json(members["reductions.json"])
+    except InputError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, OSError,
+            NotImplementedError, RuntimeError, ValueError) as e:
+        raise InputError(f"{src}: a damaged .eval log (zip archive): {str(e)[:160]}") from None
+    except Exception as e:  # zstandard.ZstdError: corrupt compressed data
+        if type(e).__module__.startswith("zstandard") or type(e).__name__ == "ZstdError":
+            raise InputError(f"{src}: a damaged .eval log (zip archive): a member's zstd data "
+                             f"is corrupt ({str(e)[:120]})") from None
+        raise
+    # Inspect's order: by epoch, then id (numbers zero-filled).
+    samples.sort(key=lambda s: (s.get("epoch") if isinstance(s.get("epoch"), int) else 0,
+                                s["id"] if isinstance(s.get("id"), str)
+                                else str(s.get("id")).zfill(20)))
+    doc["samples"] = samples
+    return doc
 
 
 def _a(word: str) -> str:
@@ -160,6 +314,71 @@ def _utc(ts: Any) -> str | None:
     return ts if re.search(r"(Z|[+-]\d\d:?\d\d)$", ts) else ts + "Z"
 
 
+def _explained(why: str | None) -> dict[str, str]:
+    return {"explanation": why} if why else {}
+
+
+def _num(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, int | float) and not isinstance(v, bool) else str(v)
+
+
+def _tau_bench_why(info: Any) -> str | None:
+    """tau-bench's reward info in a line: the reward, and what decided it: the database
+    after the run against the one the expected actions give (`r_actions`), or which expected
+    outputs the agent's replies lacked (`r_outputs`)."""
+    if not isinstance(info, dict):
+        return None
+    parts = [f"reward {_num(info.get('reward'))}"]
+    detail: dict[str, Any] = info["info"] if isinstance(info.get("info"), dict) else {}
+    if "r_actions" in detail:
+        parts.append(f"r_actions {_num(detail['r_actions'])}" + (
+            "" if detail["r_actions"] == 1 else
+            " (the database after the run differs from the one the expected actions give)"))
+    if "r_outputs" in detail:
+        outputs: dict[str, Any] = detail["outputs"] if isinstance(detail.get("outputs"),
+                                                                  dict) else {}
+        missing = [str(k) for k, found in outputs.items() if not found]
+        parts.append(f"r_outputs {_num(detail['r_outputs'])}" + (
+            f" (outputs missing from the replies: {', '.join(missing)})" if missing else ""))
+    return "; ".join(parts)[:2000]
+
+
+def _tau2_why(info: Any) -> str | None:
+    """tau2's reward info in a line: the reward and its breakdown, the database check, and
+    each action, assertion or communication check that failed, for the checks the reward is
+    based on (`reward_basis`)."""
+    if not isinstance(info, dict):
+        return None
+    parts = [f"reward {_num(info.get('reward'))}"]
+    breakdown = info.get("reward_breakdown")
+    if isinstance(breakdown, dict) and breakdown:
+        parts.append("breakdown " + ", ".join(f"{k} {_num(v)}" for k, v in breakdown.items()))
+    db = info.get("db_check")
+    if isinstance(db, dict) and db.get("db_match") is not None:
+        parts.append("database matches the expected one" if db["db_match"] else
+                     "database differs from the expected one")
+    basis = info.get("reward_basis")
+
+    def scored(kind: str) -> bool:  # a check outside reward_basis did not decide the reward
+        return not isinstance(basis, list) or kind in basis
+
+    for c in info.get("action_checks") or [] if scored("ACTION") else []:
+        if isinstance(c, dict) and c.get("action_match") is False:
+            action: dict[str, Any] = c["action"] if isinstance(c.get("action"), dict) else {}
+            args = json.dumps(action.get("arguments"), ensure_ascii=False, sort_keys=True)
+            parts.append(f"expected action not taken: {action.get('name')} "
+                         f"{args[:120] + ('...' if len(args) > 120 else '')}")
+    for key, kind, what, text in (
+            ("nl_assertions", "NL_ASSERTION", "assertion not met", "nl_assertion"),
+            ("communicate_checks", "COMMUNICATE", "not communicated", "info"),
+            ("env_assertions", "ENV_ASSERTION", "environment assertion not met", "")):
+        for c in info.get(key) or [] if scored(kind) else []:
+            if isinstance(c, dict) and c.get("met") is False:
+                said = c.get(text) if text else c.get("env_assertion")
+                parts.append(f"{what}: {said if isinstance(said, str) else json.dumps(said)}")
+    return "; ".join(parts)[:2000]
+
+
 def tau_bench(src: Path, doc: Any, agent: str | None, model: str | None
               ) -> tuple[list[dict[str, Any]], list[str]]:
     if sniff(doc) != "tau-bench":
@@ -173,7 +392,8 @@ def tau_bench(src: Path, doc: Any, agent: str | None, model: str | None
             "agent": agent or "tau-bench",
             **({"model": model} if model else {}),
             "test_case_id": f"{src.stem}/{r.get('task_id')}",
-            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward},
+            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward,
+                        **_explained(_tau_bench_why((r.get("info") or {}).get("reward_info")))},
             "response": {"final_response": _final(traj), "messages": traj}})
     lacks = ["no tokens, runtime or times in the source: those columns stay empty"] + (
         [] if model else ["no model in the source (pass --model)"])
@@ -228,7 +448,8 @@ def tau2(src: Path, doc: Any, agent: str | None, model: str | None
                                               f"{sim.get('trial', 0)}"),
             "agent": agent or agent_info.get("implementation") or "tau2",
             "test_case_id": f"{domain}/{sim.get('task_id')}",
-            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward},
+            "outcome": {"status": "passed" if reward == 1.0 else "failed", "score": reward,
+                        **_explained(_tau2_why(sim.get("reward_info")))},
             "response": {"final_response": _final(msgs), "messages": msgs,
                          "metadata": metadata}}
         for key, value in (("started_at", _utc(sim.get("start_time"))),
@@ -268,14 +489,19 @@ def _inspect_message(m: Any) -> Any:
     return out
 
 
+def _first_score(sample: dict[str, Any]) -> dict[str, Any] | None:
+    scores = sample.get("scores")
+    first = next(iter(scores.values()), None) if isinstance(scores, dict) else None
+    return first if isinstance(first, dict) else None
+
+
 def _inspect_status(sample: dict[str, Any]) -> tuple[str | None, float | None]:
     if sample.get("error"):
         return "error", None
-    scores = sample.get("scores") or {}
-    if not scores:
+    first = _first_score(sample)
+    if first is None:
         return None, None
-    value = next(iter(scores.values())).get("value") if isinstance(
-        next(iter(scores.values())), dict) else None
+    value = first.get("value")
     if value in ("C", True) or (isinstance(value, int | float) and value == 1):
         return "passed", 1.0
     if value in ("I", "P", "N", False) or isinstance(value, int | float):
@@ -284,28 +510,147 @@ def _inspect_status(sample: dict[str, Any]) -> tuple[str | None, float | None]:
     return None, None
 
 
+_SCORING = ("scorer", "scorers")
+"""Inspect's span types (and the outer span's name) that mark scoring: a model call inside
+one is the grader's (a model-graded scorer), not the agent's."""
+
+
+def _inspect_usage(events: list[Any]) -> tuple[tuple[int, int, int] | None,
+                                               tuple[int, int, int] | None]:
+    """(input, output, calls) of the solver's model events and of the scorers' ones, from
+    each `model` event's `output.usage`; None when the sample has no model events. An event
+    is the grader's when its span, or a span above it, is a scorer span (Inspect >= 0.3.80
+    logs: `span_begin` with `type` scorer, inside the `scorers` span), or, in older logs
+    without spans, when it falls between a scorer `step` begin and its end."""
+    spans: dict[str, tuple[str | None, bool]] = {}  # id -> (parent, is scoring)
+    for e in events:
+        if isinstance(e, dict) and e.get("event") == "span_begin" and isinstance(
+                e.get("id"), str):
+            spans[e["id"]] = (e.get("parent_id"),
+                              e.get("type") in _SCORING or e.get("name") == "scorers")
+
+    def scoring(span_id: Any) -> bool:
+        seen: set[str] = set()
+        while isinstance(span_id, str) and span_id in spans and span_id not in seen:
+            seen.add(span_id)
+            parent, is_scoring = spans[span_id]
+            if is_scoring:
+                return True
+            span_id = parent
+        return False
+
+    solver, grader = [0, 0, 0], [0, 0, 0]
+    in_scorer_step = 0
+    any_model = False
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        if e.get("event") == "step" and e.get("type") in _SCORING:
+            if e.get("action") == "begin":
+                in_scorer_step += 1
+            elif e.get("action") == "end" and in_scorer_step:
+                in_scorer_step -= 1
+            continue
+        if e.get("event") != "model":
+            continue
+        any_model = True
+        out = e.get("output")
+        usage = out.get("usage") if isinstance(out, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        into = grader if in_scorer_step or scoring(e.get("span_id")) else solver
+        for i, key in enumerate(("input_tokens", "output_tokens")):
+            n = usage.get(key)
+            into[i] += n if isinstance(n, int) and not isinstance(n, bool) else 0
+        into[2] += 1
+    if not any_model:
+        return None, None
+    return (solver[0], solver[1], solver[2]), \
+        ((grader[0], grader[1], grader[2]) if grader[2] else None)
+
+
+def _iso_utc(ts: Any) -> datetime | None:
+    if not isinstance(ts, str) or not ts:
+        return None
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _rfc3339(t: datetime) -> str:
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def _inspect_times(sample: dict[str, Any], stats: dict[str, Any]
+                   ) -> tuple[datetime | None, datetime | None, str]:
+    """The sample's start and end: its own started_at/completed_at (newer logs), else the
+    first and last of its events' timestamps, else the eval's stats (the whole eval's span)."""
+    start, end = _iso_utc(sample.get("started_at")), _iso_utc(sample.get("completed_at"))
+    if start:
+        return start, end, "sample"
+    stamps = [t for t in (_iso_utc(e.get("timestamp")) for e in sample.get("events") or []
+                          if isinstance(e, dict)) if t]
+    if stamps:
+        return min(stamps), max(stamps), "events"
+    return _iso_utc(stats.get("started_at")), _iso_utc(stats.get("completed_at")), "eval"
+
+
+def _attachment(text: Any, attachments: Any) -> Any:
+    """Inspect moves long strings to the sample's `attachments` and leaves
+    `attachment://<hash>` in their place: the text itself."""
+    if isinstance(text, str) and text.startswith("attachment://") and isinstance(
+            attachments, dict):
+        found = attachments.get(text[len("attachment://"):])
+        if isinstance(found, str):
+            return found
+    return text
+
+
 def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
                 ) -> tuple[list[dict[str, Any]], list[str]]:
     if sniff(doc) != "inspect":
         raise _wrong(src, "inspect", doc)
     ev = doc.get("eval") or {}
+    stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
     task = ev.get("task") or src.stem
     lines = []
+    n_graded_by_model = n_usage_fallback = 0
+    times_from: Counter[str] = Counter()
     for sample in doc.get("samples") or []:
-        msgs = [_inspect_message(m) for m in sample.get("messages") or []]
-        usage = sample.get("model_usage") or {}
+        attachments = sample.get("attachments")
+        msgs = []
+        for m in sample.get("messages") or []:
+            out = _inspect_message(m)
+            if isinstance(out, dict):
+                content = out.get("content")
+                out["content"] = [{**p, **{k: _attachment(p[k], attachments) for k in (
+                    "text", "thinking") if k in p}} if isinstance(p, dict) else p
+                    for p in content] if isinstance(content, list) else _attachment(
+                    content, attachments)
+            msgs.append(out)
         metadata: dict[str, Any] = {"model": model or ev.get("model")}
-        if usage:
+        solver, grader = _inspect_usage(sample.get("events") or [])
+        usage = sample.get("model_usage") or {}
+        if solver is not None:
+            metadata["total_input_tokens"], metadata["total_output_tokens"] = solver[:2]
+        elif usage:
+            # No events to tell the agent's calls from the grader's: the sample's total.
+            n_usage_fallback += 1
             metadata["total_input_tokens"] = sum(u.get("input_tokens") or 0
                                                  for u in usage.values())
             metadata["total_output_tokens"] = sum(u.get("output_tokens") or 0
                                                   for u in usage.values())
+        if grader is not None:
+            n_graded_by_model += 1
+            metadata.update(grader_input_tokens=grader[0], grader_output_tokens=grader[1],
+                            grader_model_calls=grader[2])
         if isinstance(sample.get("total_time"), int | float):
             metadata["agent_runtime_ms"] = round(sample["total_time"] * 1000)
         status, score = _inspect_status(sample)
         output = sample.get("output") or {}
-        final = output.get("completion") if isinstance(output.get("completion"), str) \
-            else _final(msgs)
+        final = _attachment(output.get("completion"), attachments) if isinstance(
+            output.get("completion"), str) else _final(msgs)
         line: dict[str, Any] = {
             "run_id": str(sample.get("uuid") or f"{ev.get('run_id', src.stem)}-"
                                                  f"{sample.get('id')}-{sample.get('epoch', 1)}"),
@@ -319,15 +664,31 @@ def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
                 line["outcome"]["error"] = str(sample["error"].get("message")
                                                if isinstance(sample["error"], dict)
                                                else sample["error"])[:1000]
-        stamps = [e.get("timestamp") for e in sample.get("events") or []
-                  if isinstance(e, dict) and isinstance(e.get("timestamp"), str)]
-        if stamps:
-            line["started_at"], line["ended_at"] = stamps[0], stamps[-1]
+        first = _first_score(sample)
+        explanation = _attachment(first.get("explanation"), attachments) if first else None
+        if isinstance(explanation, str) and explanation:
+            line.setdefault("outcome", {})["explanation"] = explanation
+        start, end, origin = _inspect_times(sample, stats)
+        if start:
+            line["started_at"] = _rfc3339(start)
+            times_from[origin] += 1
+        if end:
+            line["ended_at"] = _rfc3339(end)
         lines.append(line)
     lacks = []
     if doc.get("status") != "success":
         lacks.append(f"the log's status is {doc.get('status')!r}: its samples are imported "
                      "as they are")
+    if n_graded_by_model:
+        lacks.append(f"{n_graded_by_model} sample(s) graded by a model: the grader's calls are "
+                     "left out of the run's tokens (metadata grader_input_tokens, "
+                     "grader_output_tokens)")
+    if n_usage_fallback:
+        lacks.append(f"{n_usage_fallback} sample(s) without model events: tokens are the "
+                     "sample's model_usage, a model grader's calls included")
+    if times_from["eval"]:
+        lacks.append(f"{times_from['eval']} sample(s) without times of their own: dated by "
+                     "the eval's start and end")
     return lines, lacks
 
 
@@ -739,6 +1100,31 @@ def _safe_name(src: Path) -> str:
     return stem[:120]
 
 
+_INSPECT_LOG_NAME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json")
+"""A `.json` Inspect log's name (Inspect's own rule): it starts with the eval's start time,
+which leaves out an eval set's `logs.json` and `eval-set.json`."""
+
+
+def _expand(fmt: str, sources: list[Path]) -> list[Path]:
+    """The files to convert: each file named, and for `inspect` each folder's logs (an eval
+    set: every `.eval`, and every `.json` named like an Inspect log, in its subfolders too)."""
+    files: list[Path] = []
+    for src in sources:
+        if not src.is_dir():
+            files.append(src)
+        elif fmt != "inspect":
+            raise InputError(f"{src}: a folder; name the result files to import")
+        else:
+            found = sorted(p for p in src.rglob("*") if p.is_file() and not any(
+                part.startswith(".") for part in p.relative_to(src).parts) and (
+                p.suffix == ".eval" or _INSPECT_LOG_NAME.fullmatch(p.name)))
+            if not found:
+                raise InputError(f"{src}: a folder with no Inspect logs (*.eval, or *.json "
+                                 "named by the eval's start time)")
+            files.extend(found)
+    return files
+
+
 def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,
                model: str | None = None) -> list[ImportResult]:
     """Convert each source file; write `out/<name>.responses.jsonl` atomically."""
@@ -747,9 +1133,7 @@ def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = Non
     results = []
     written: set[Path] = set()
     out.mkdir(parents=True, exist_ok=True)
-    for src in sources:
-        if src.is_dir():
-            raise InputError(f"{src}: a folder; name the result files to import")
+    for src in _expand(fmt, sources):
         doc, n_nonfinite = _load(src)
         try:
             lines, lacks = IMPORTERS[fmt](src, doc, agent, model)

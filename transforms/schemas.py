@@ -88,6 +88,10 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     _c("score", pa.float64(), "Outcome score in 0..1."),
     _c("judge_skipped", pa.bool_(), "True when the judge did not grade the run."),
     _c("outcome_error", pa.string(), "The outcome's error text."),
+    _c("outcome_explanation", pa.string(), "Why the grader decided as it did: outcome."
+       "explanation (alias outcome.reason); JSON text when not a string. Importers fill it "
+       "from the source's grading (Inspect's score explanation, tau-bench and tau2 reward "
+       "info)."),
     _c("contract_mode", pa.string(), "lenient or rich_strict."),
     _c("trace_mode", pa.string(), "rich (well-formed transcript) or thin."),
     _c("final_response", pa.string(), "The answer, cut at 50,000 characters."),

@@ -132,6 +132,30 @@ def test_status_vocabulary(write_lines: Callable[..., Path], run_ingest: Callabl
         "top": "passed", "none": "ungraded"}
 
 
+def test_outcome_explanation(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+                             query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """outcome.explanation (alias outcome.reason) lands in runs.outcome_explanation; a
+    structured one is kept as canonical JSON, like outcome.error; neither is flagged."""
+    body = {"final_response": "x", "messages": [{"role": "assistant", "content": "x"}]}
+    lines = [
+        {"run_id": "expl", "outcome": {"status": "failed", "explanation": "wrong city"},
+         "response": body},
+        {"run_id": "reason", "outcome": {"status": "failed", "reason": "missed refund id"},
+         "response": body},
+        {"run_id": "both", "outcome": {"explanation": "kept", "reason": "ignored"},
+         "response": body},
+        {"run_id": "json", "outcome": {"status": "failed",
+                                       "explanation": {"db_match": False, "b": [1]}},
+         "response": body},
+        {"run_id": "none", "outcome": {"status": "passed"}, "response": body},
+    ]
+    run_ingest(write_lines(lines))
+    assert dict(query("SELECT run_id, outcome_explanation FROM runs")) == {
+        "expl": "wrong city", "reason": "missed refund id", "both": "kept",
+        "json": '{"b":[1],"db_match":false}', "none": None}
+    assert query("SELECT count(*) FROM flags WHERE code = 'envelope_malformed'") == [(0,)]
+
+
 def test_row_tuples_follow_schema_order() -> None:
     """The normalizer appends rows as tuples in these column orders; schemas.py must agree."""
     from transforms.schemas import FLAGS, MESSAGES, METADATA_KV, RUNS, THINKING, TOOL_CALLS
@@ -139,7 +163,8 @@ def test_row_tuples_follow_schema_order() -> None:
     assert RUNS.names == [
         "run_id", "day", "agent", "agent_version", "model", "test_case_id", "batch_id",
         "trace_id", "session_id", "turn_index", "session_done", "started_at", "ended_at",
-        "status", "score", "judge_skipped", "outcome_error", "contract_mode", "trace_mode",
+        "status", "score", "judge_skipped", "outcome_error", "outcome_explanation",
+        "contract_mode", "trace_mode",
         "final_response",
         "final_response_chars", "final_response_truncated", "n_messages", "n_tool_calls",
         "n_thinking", "input_tokens", "output_tokens", "agent_runtime_ms", "system_prompt_id",

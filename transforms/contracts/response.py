@@ -91,6 +91,10 @@ class Outcome(_Open):
     score: float | None = Field(None, ge=0, le=1)
     judge_skipped: bool | None = None
     error: str | None = None
+    explanation: str | None = Field(None, description="Why the grader decided as it did "
+                                    "(runs.outcome_explanation).")
+    reason: str | None = Field(None, description="Alias of explanation; explanation wins "
+                               "when both are given.")
     passed: bool | None = None
 
 

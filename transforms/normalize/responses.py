@@ -163,7 +163,7 @@ class ResponseNormalizer:
             batch_id = day.isoformat()
 
         # outcome
-        status, score, judge_skipped, outcome_error = self._outcome(env, bad)
+        status, score, judge_skipped, outcome_error, explanation = self._outcome(env, bad)
 
         # contract mode
         rc = env.get("response_contract")
@@ -251,7 +251,7 @@ class ResponseNormalizer:
         self._runs.append((
             rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,
             turn_index, session_done, started_at, ended_at, status_final, score, judge_skipped,
-            outcome_error,
+            outcome_error, explanation,
             "rich_strict" if strict else "lenient", "rich" if rich else "thin", fr_text,
             fr_chars, truncated, n_messages, n_calls, n_thinking, in_tok, out_tok, runtime,
             system_prompt_id,
@@ -261,8 +261,8 @@ class ResponseNormalizer:
 
     @staticmethod
     def _outcome(env: dict[str, Any], bad: list[str]
-                 ) -> tuple[str | None, float | None, bool | None, str | None]:
-        status = score = judge_skipped = error = None
+                 ) -> tuple[str | None, float | None, bool | None, str | None, str | None]:
+        status = score = judge_skipped = error = explanation = None
         out = env.get("outcome")
         if isinstance(out, dict):
             st = out.get("status")
@@ -288,11 +288,19 @@ class ResponseNormalizer:
                 error = err
             elif err is not None:
                 error = canonical_json(err)
+            # The grader's reason, as free text like error: a structured one is kept as JSON.
+            why = out.get("explanation")
+            if why is None:
+                why = out.get("reason")
+            if isinstance(why, str):
+                explanation = why
+            elif why is not None:
+                explanation = canonical_json(why)
         elif out is not None:
             bad.append(f"outcome is {describe(out)}, not an object")
         if status is None and isinstance(env.get("passed"), bool):
             status = "passed" if env["passed"] else "failed"
-        return status, score, judge_skipped, error
+        return status, score, judge_skipped, error, explanation
 
     def _metadata(self, md: Any, rid: str, day: date, line: int,
                   pending: Pending
