@@ -118,6 +118,14 @@ def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
     assert "steady ·" not in first and "partial · claude-sonnet-4-5</b>: 4 missing" in first
     for case in ("a01", "a04", "p07", "p10"):
         assert f"<code>{case}</code>" in first
+    # Each flip: the latest failing run beside the last passing baseline run, with the
+    # grader's explanation and the figures of each.
+    flip = page[page.index("<b>d03</b>"):]
+    flip = flip[:flip.index("</details>")]
+    assert flip.index("latest · failed") < flip.index("last in the baseline · passed")
+    assert "grader: d03 asked for a refund; none was issued" in flip
+    assert flip.count("<dt>tokens</dt><dd>1,000</dd>") == 2
+    assert "I could not finish d03." in flip and "Done: d03 handled." in flip
 
 
 def test_fail_on_regression_exits_3_and_the_webhook_gets_the_summary(

@@ -368,7 +368,7 @@ def _transcript(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     return "".join(out)
 
 
-RUN_FACTS = ("SELECT run_id, day, status, score, NULL AS outcome_explanation, outcome_error, "
+RUN_FACTS = ("SELECT run_id, day, status, score, outcome_explanation, outcome_error, "
              "final_response, input_tokens, output_tokens, agent_runtime_ms "
              "FROM runs WHERE run_id = ?")
 
