@@ -101,15 +101,20 @@ def _shipped(what: str) -> str:
     return f"transforms/data/{ALIASES_FILE.name if 'alias' in what else PRICES_FILE.name}"
 
 
-def _check_pattern(path: Path, pattern: str, model: str) -> None:
-    """The pattern is a regular expression DuckDB (RE2) accepts, and its replacement works."""
+def _check_patterns(path: Path, patterns: list[tuple[str, str]]) -> None:
+    """Each pattern is a regular expression DuckDB (RE2) accepts, and its replacement works."""
+    if not patterns:
+        return
     con = duckdb.connect()
     try:
-        con.execute("SELECT regexp_full_match('x', ?), regexp_replace('x', ?, ?)",
-                    [pattern, f"^(?:{pattern})$", model]).fetchall()
-    except duckdb.Error as e:
-        raise InputError(f"{path}: pattern {pattern[:80]!r} is not a regular expression "
-                         f"runlake can use (RE2): {str(e).splitlines()[0][:200]}") from None
+        for pattern, model in patterns:
+            try:
+                con.execute("SELECT regexp_full_match('x', ?), regexp_replace('x', ?, ?)",
+                            [pattern, f"^(?:{pattern})$", model]).fetchall()
+            except duckdb.Error as e:
+                raise InputError(f"{path}: pattern {pattern[:80]!r} is not a regular "
+                                 "expression runlake can use (RE2): "
+                                 f"{str(e).splitlines()[0][:200]}") from None
     finally:
         con.close()
 
@@ -134,9 +139,8 @@ def _aliases(path: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
                 or not isinstance(p.get("model", "\\1"), str):
             raise InputError(f"{path}: pattern {i}: expected {{match: REGEX, model: "
                              "REPLACEMENT}")
-        model = p.get("model", "\\1")
-        _check_pattern(path, p["match"], model)
-        out.append((p["match"], model))
+        out.append((p["match"], p.get("model", "\\1")))
+    _check_patterns(path, out)
     return dict(exact), out
 
 
