@@ -14,6 +14,8 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
     landing: str = ""
     workers: int = 0
     tools: str = ""
+    model_aliases: str = ""
+    prices: str = ""
 
     def settings(self) -> Settings:
         base = Settings()
@@ -22,4 +24,7 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
             "landing": Path(self.landing) if self.landing else base.landing,
             "workers": self.workers or base.workers,
             "tools": Path(self.tools) if self.tools else base.tools,
+            "model_aliases": Path(self.model_aliases) if self.model_aliases
+            else base.model_aliases,
+            "prices": Path(self.prices) if self.prices else base.prices,
         })

@@ -65,6 +65,13 @@ def sample_summary(home: Path) -> dict[str, object]:
         "runs_by_tokens_source": dict(q("SELECT tokens_source, count(*) FROM runs "
                                         "GROUP BY 1 ORDER BY 1")),
         "days": [str(d) for (d,) in q("SELECT DISTINCT day FROM runs ORDER BY 1")],
+        "runs_by_price_source": [list(r) for r in q(
+            "SELECT coalesce(price_source, 'none'), count(*), round(sum(cost_usd), 6) FROM runs "
+            "GROUP BY 1 ORDER BY 1")],
+        "llm_calls_by_price_source": [list(r) for r in q(
+            "SELECT coalesce(price_source, 'none'), count(*), round(sum(price), 6) "
+            "FROM llm_calls GROUP BY 1 ORDER BY 1")],
+        "unpriced_models": report.unpriced_models,
     }
     con.close()
     return json.loads(json.dumps(result))

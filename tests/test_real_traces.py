@@ -90,12 +90,15 @@ def test_tau2_results(src: Path, tmp_path: Path) -> None:
     con = warehouse.connect(tmp_path / "home")
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     assert q("SELECT count(*), count(*) FILTER (status = 'passed'), sum(n_messages), "
-             "sum(n_tool_calls), sum(input_tokens), any_value(model) FROM runs") == [(
+             "sum(n_tool_calls), sum(input_tokens), any_value(model_raw), "
+             "any_value(model) FROM runs") == [(
         len(sims), sum(1 for s in sims if s["reward_info"]["reward"] == 1.0),
         sum(len(s["messages"]) + 1 for s in sims),
         sum(len(m.get("tool_calls") or []) for s in sims for m in s["messages"]),
         sum(u["prompt_tokens"] or 0 for u in usage) if usage else None,
-        doc["info"]["agent_info"]["llm"])]
+        doc["info"]["agent_info"]["llm"],
+        # the canonical model: the provider prefix (gemini/ in LiteLLM names) removed
+        doc["info"]["agent_info"]["llm"].rsplit("/", 1)[-1])]
     assert q("SELECT count(*) FROM tool_calls WHERE result_message_index IS NULL") == [(0,)]
     assert q("SELECT count(*) FROM flags") == [(0,)]
     assert q("SELECT count(*) FROM runs WHERE outcome_explanation NOT LIKE 'reward %'") == [

@@ -71,6 +71,11 @@ def ingest_cmd(
     tools: Annotated[Path | None, typer.Option(
         help="Tool registry (tools.json or tools.yaml) to check tool calls against "
              "[default: $RUNLAKE_TOOLS]")] = None,
+    model_aliases: Annotated[Path | None, typer.Option(
+        help="Model alias table (YAML) extending the shipped one "
+             "[default: $RUNLAKE_MODEL_ALIASES]")] = None,
+    prices: Annotated[Path | None, typer.Option(
+        help="Price table (YAML) extending the shipped one [default: $RUNLAKE_PRICES]")] = None,
 ) -> None:
     """Read trace files into the lake and rebuild the warehouse views."""
     if kind is not None and kind not in KINDS:
@@ -88,10 +93,14 @@ def ingest_cmd(
                 task = bar.add_task("ingesting", total=total)
                 report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
                                 progress=lambda n: bar.advance(task, n),
-                                tools=tools or settings.tools)
+                                tools=tools or settings.tools,
+                                model_aliases=model_aliases or settings.model_aliases,
+                                prices=prices or settings.prices)
         else:
             report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
-                            tools=tools or settings.tools)
+                            tools=tools or settings.tools,
+                            model_aliases=model_aliases or settings.model_aliases,
+                            prices=prices or settings.prices)
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:
@@ -143,6 +152,13 @@ def _print_report(r: IngestReport) -> None:
     if r.quarantine_by_code:
         out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
                                                    for k, v in r.quarantine_by_code.items()))
+    if r.unpriced_models:
+        out.print(_printable(
+            "models without a price (cost unknown; add them with RUNLAKE_PRICES): "
+            + ", ".join(f"{m} ({n:,})" for m, n in r.unpriced_models.items())),
+            highlight=False, markup=False)
+    if r.model_tables_changed:
+        out.print("model alias or price table changed: views computed again", highlight=False)
     if r.days:
         out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
     out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "

@@ -11,7 +11,7 @@ from pathlib import Path
 from transforms import warehouse
 from transforms.flags import CATALOG
 from transforms.lake import duckdb_type
-from transforms.schemas import TABLES
+from transforms.schemas import TABLES, VIEW_COLUMNS
 
 BEGIN = "<!-- generated:dictionary -->"
 END = "<!-- /generated:dictionary -->"
@@ -26,6 +26,8 @@ def dictionary() -> str:
     for t in TABLES.values():
         out += [f"#### `{t.name}`: {t.grain}", "", "| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | {duckdb_type(c.type)} | {_cell(c.doc)} |" for c in t.columns]
+        out += [f"| `{c.name}` | {duckdb_type(c.type)} | (view only) {_cell(c.doc)} |"
+                for c in VIEW_COLUMNS.get(t.name, ())]
         out.append("")
     out += _views()
     out += ["### Flag codes (also the `flag_codes` table)", "",

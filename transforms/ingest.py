@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-from transforms import db, registry, warehouse
+from transforms import db, models, registry, warehouse
 from transforms.lake import Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
@@ -57,6 +57,13 @@ class IngestReport:
     rewritten_days: list[date] = field(default_factory=list)
     superseded_runs: int = 0
     recovered: bool = False
+    unpriced_models: dict[str, int] = field(default_factory=dict)
+    """Canonical models of this ingest's runs (with token totals) and LLM calls (with tokens
+    and no price of their own) that the price table does not list, each once, with how many
+    runs and calls: their cost is unknown."""
+    model_tables_changed: bool = False
+    """The alias or price table differs from the one the lake was last ingested with: the
+    views were computed again (no file is read again for it)."""
 
     @property
     def lines_read(self) -> int:
@@ -70,21 +77,27 @@ class IngestReport:
 def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int | None = None,
            block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
            now: datetime | None = None, build_views: bool = True,
-           tools: Path | None = None) -> IngestReport:
+           tools: Path | None = None, model_aliases: Path | None = None,
+           prices: Path | None = None) -> IngestReport:
     """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
     (unless `build_views` is False: the Dagster warehouse asset builds them). With `tools`, a
     tool registry file (transforms.registry), every tool call of a run is checked against it;
-    files read against another registry (or none) are read again."""
+    files read against another registry (or none) are read again. `model_aliases` and `prices`
+    extend or override the shipped model alias and price tables (transforms.models); they are
+    stored with the lake and applied when the views are built, so a change re-reads no file."""
     now = now or datetime.now(UTC)
     reg = registry.load(tools) if tools is not None else None
+    tables = models.load(model_aliases, prices)
     lake = Lake(home)
     with lake.writer():
-        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg)
+        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg,
+                       tables)
 
 
 def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None,
             block_bytes: int, progress: Progress | None, now: datetime,
-            build_views: bool, reg: registry.Registry | None) -> IngestReport:
+            build_views: bool, reg: registry.Registry | None,
+            tables: models.ModelTables) -> IngestReport:
     home = lake.home
     report = IngestReport(home=home, recovered=lake.recover())
     files = discover(paths, kind)
@@ -105,6 +118,11 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 progress(f.size)
             continue
         todo.append((f, fr))
+    if todo or lake.root.is_dir():
+        # Applied when the views are built: a changed table changes the lake's fingerprint,
+        # so the views are computed again below, without reading any file again.
+        lake.root.mkdir(parents=True, exist_ok=True)
+        report.model_tables_changed = models.store(lake.root, tables)
     try:
         staging.mkdir(parents=True, exist_ok=True)
         for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now, reg):
@@ -120,7 +138,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
             stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
-            _summarize(staging, report)
+            _summarize(staging, report, tables)
             if reg is not None:
                 lake.write_registry(reg.rows())
             result = lake.commit(staging, [f.source_file for f, _ in todo])
@@ -240,10 +258,27 @@ def _sha(f: InputFile) -> str:
         return ""
 
 
-def _summarize(staging: Path, report: IngestReport) -> None:
-    """Counts of what this ingest staged: rows per table, flags and quarantine by code."""
+def _summarize(staging: Path, report: IngestReport, tables: models.ModelTables) -> None:
+    """Counts of what this ingest staged: rows per table, flags and quarantine by code, and the
+    models the price table does not know."""
     con = db.connect()
     try:
+        models.install(con, tables)
+        con.execute((warehouse.SQL_DIR / "macros" / "canonical_model.sql").read_text())
+        report.unpriced_models = dict(con.execute(f"""
+            WITH named AS (
+                SELECT model FROM ({scan_sql(staging, 'runs')})
+                WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
+                UNION ALL
+                SELECT model FROM ({scan_sql(staging, 'llm_calls')})
+                WHERE price IS NULL AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
+            ), models_ AS (
+                SELECT canonical_model(model) AS model, count(*) AS n FROM named
+                WHERE model IS NOT NULL GROUP BY ALL
+            )
+            SELECT model, n FROM models_
+            WHERE model IS NOT NULL AND model NOT IN (SELECT model FROM model_prices)
+            ORDER BY n DESC, model""").fetchall())
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
                   "llm_calls", "flags", "quarantine"):
             report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))

@@ -49,6 +49,8 @@ REGISTRY_SCHEMA = pa.schema([
     ("strict", pa.bool_()), ("parameters", pa.string()), ("registry_sha256", pa.string()),
     ("registry_file", pa.string())])
 """lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
+MODEL_TABLES = "_models/tables.json"
+"""The model alias and price tables the last ingest was given (transforms.models)."""
 VERSIONS = "_versions"
 JOURNAL = "_commit.json"
 MAX_PARTS = 48
@@ -166,6 +168,10 @@ class Lake:
         if registry.exists():
             st = registry.stat()
             links.append(f"{REGISTRY}>{st.st_size}:{st.st_mtime_ns}")
+        # The model alias and price tables the views resolve models and costs with.
+        model_tables = self.root / MODEL_TABLES
+        if model_tables.exists():
+            links.append(f"{MODEL_TABLES}>{hashlib.sha256(model_tables.read_bytes()).hexdigest()}")
         return hashlib.sha256("\n".join(links).encode()).hexdigest()
 
     # -- journal ----------------------------------------------------------------------------

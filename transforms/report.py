@@ -210,6 +210,8 @@ def _num(v: float) -> str:
         return f"{v / 1000:,.0f}k"
     if abs(v) >= 100:
         return f"{v:,.0f}"
+    if 0 < abs(v) < 1:
+        return f"{v:.2g}"  # costs per run in dollars: 0.0042, not 0.0
     return f"{v:,.1f}"
 
 
@@ -238,6 +240,7 @@ def _share_bars(rows: list[dict[str, Any]]) -> str:
 def _drift(row: dict[str, Any]) -> str:
     drift = [
         ("tokens per run", _pct(row["tokens_per_run_pct_change"], signed=True)),
+        ("cost per run", _usd_change(row)),
         ("p95 runtime", _pct(row["agent_runtime_ms_p95_pct_change"], signed=True)),
         ("truncated runs", f'{_pct(row["baseline_truncation_rate"])} → '
                            f'{_pct(row["latest_truncation_rate"])}'),
@@ -247,6 +250,14 @@ def _drift(row: dict[str, Any]) -> str:
     codes = ", ".join(f"<code>{esc(c)}</code>" for c in row["new_flag_codes"]) or "none"
     return ('<dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in drift) +
             f'<dt>new flag codes</dt><dd>{codes}</dd></dl>')
+
+
+def _usd_change(row: dict[str, Any]) -> str:
+    before, after = row["baseline_cost_usd_per_run"], row["latest_cost_usd_per_run"]
+    if before is None and after is None:
+        return "–"
+    usd = lambda v: "–" if v is None else f"${v:,.4f}"  # noqa: E731
+    return f"{usd(before)} → {usd(after)} ({_pct(row['cost_usd_per_run_pct_change'], True)})"
 
 
 def _card(r: PairChange) -> str:
@@ -313,7 +324,8 @@ def _verdict_section(v: Verdict) -> str:
 def _regression_table(v: Verdict) -> str:
     out = ['<table><tr><th>agent · model</th><th>runs</th><th>error rate</th>'
            '<th>pass rate: baseline</th><th>latest</th><th>change</th><th>p-value</th>'
-           '<th>paired p</th><th>tokens/run</th><th>p95 runtime</th><th>new flag codes</th>'
+           '<th>paired p</th><th>tokens/run</th><th>cost/run</th><th>p95 runtime</th>'
+           '<th>new flag codes</th>'
            '</tr>']
     for r in v.pairs:
         row = r.row
@@ -329,6 +341,7 @@ def _regression_table(v: Verdict) -> str:
             f'<td>{_pct(row["pass_rate_delta"], signed=True)}</td><td>{_p(row["p_value"])}</td>'
             f'<td>{_p(row["paired_p_value"])}</td>'
             f'<td>{_pct(row["tokens_per_run_pct_change"], signed=True)}</td>'
+            f'<td>{_pct(row["cost_usd_per_run_pct_change"], signed=True)}</td>'
             f'<td>{_pct(row["agent_runtime_ms_p95_pct_change"], signed=True)}</td>'
             f'<td>{", ".join(esc(c) for c in row["new_flag_codes"]) or ""}</td></tr>')
     out.append("</table>")
@@ -540,6 +553,8 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
                       [start, latest])
         tokens = _rows(con, "SELECT day, agent, model, tokens_per_run_avg AS v FROM v_token_usage "
                             "WHERE day BETWEEN ? AND ?", [start, latest])
+        cost = _rows(con, "SELECT day, agent, model, cost_usd_per_run AS v FROM v_token_usage "
+                          "WHERE day BETWEEN ? AND ?", [start, latest])
         runtime = _rows(con, "SELECT day, agent, model, agent_runtime_ms_p95 AS v FROM v_runtime "
                              "WHERE day BETWEEN ? AND ?", [start, latest])
         shares = _rows(con, "SELECT * FROM tool_share_changes(?, ?) WHERE share_delta IS NOT "
@@ -592,8 +607,9 @@ def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
         "<section><h2>3. Pass rate per agent and model</h2><p class=\"muted\">Daily pass rate "
         "over graded runs with its Wilson 95% band.</p>"
         f'<div class="grid-charts">{charts}</div></section>',
-        "<section><h2>4. Tokens and runtime</h2><div class=\"trends\">"
+        "<section><h2>4. Tokens, cost and runtime</h2><div class=\"trends\">"
         f"<div><h3>Tokens per run (average)</h3>{_trend_chart(series(tokens), days, '')}</div>"
+        f"<div><h3>Cost per run (average, USD)</h3>{_trend_chart(series(cost), days, '')}</div>"
         f"<div><h3>Agent runtime p95</h3>{_trend_chart(series(runtime), days, ' ms')}</div>"
         "</div></section>",
         "<section><h2>5. Tool use: biggest changes in share of calls</h2>"

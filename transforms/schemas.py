@@ -73,8 +73,9 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     RUN_ID, DAY,
     _c("agent", pa.string(), "Agent name (envelope agent/agent_id/agent_name), else 'unknown'."),
     _c("agent_version", pa.string(), "Agent version from the envelope."),
-    _c("model", pa.string(), "metadata.model, else envelope model, else the most frequent "
-       "model of the run's LLM calls, else 'unknown'."),
+    _c("model", pa.string(), "The canonical requested model (what views group by): model_raw "
+       "without its provider prefix, dated snapshots mapped to their family by the alias table; "
+       "else 'unknown'. The lake file keeps the line's own name."),
     _c("test_case_id", pa.string(), "Test case (envelope test_case_id/case_id/scenario_id)."),
     _c("batch_id", pa.string(), "Nightly batch; defaults to the run's day (YYYY-MM-DD)."),
     _c("trace_id", pa.string(), "Trace id joining the run to its spans."),
@@ -205,7 +206,7 @@ LLM_CALLS = Table("llm_calls", "one LLM call: a span's log_request", (
     DAY,
     _c("agent", pa.string(), "The span's agent."),
     _c("provider", pa.string(), "log_request.provider."),
-    _c("model", pa.string(), "log_request.model."),
+    _c("model", pa.string(), "log_request.model, exactly as the source wrote it."),
     _c("input_tokens", pa.int64(), "log_request.input_tokens as the provider counts them "
        "(cached prompt tokens included); null when absent."),
     _c("output_tokens", pa.int64(), "log_request.output_tokens (reasoning tokens included); "
@@ -214,7 +215,8 @@ LLM_CALLS = Table("llm_calls", "one LLM call: a span's log_request", (
        "give them (part of input_tokens, not added to it)."),
     _c("reasoning_tokens", pa.int64(), "Reasoning tokens, when the span's attributes give them "
        "(part of output_tokens)."),
-    _c("price", pa.float64(), "log_request.price (USD)."),
+    _c("price", pa.float64(), "log_request.price (USD); in the view, else the call's tokens at "
+       "the price table's rates (see price_source)."),
     _c("status", pa.string(), "SUCCESS, WARNING or ERROR."),
     _c("error_type", pa.string(), "The categorized error, e.g. PROVIDER_TIMEOUT."),
     _c("error_message", pa.string(), "The error message (at most 1,024 characters)."),
@@ -279,3 +281,27 @@ TABLES: dict[str, Table] = {t.name: t for t in (
 # Tables whose rows belong to one input line of a run: superseded together when a later line
 # carries the same run_id.
 RUN_TABLES = ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags")
+
+
+VIEW_COLUMNS: dict[str, tuple[Column, ...]] = {
+    "runs": (
+        _c("model_raw", pa.string(), "The exact model name of metadata.model, else the "
+           "envelope's model, else the most frequent one of the run's LLM calls."),
+        _c("response_model", pa.string(), "The exact model name the run's LLM calls report "
+           "(the most frequent); null without LLM calls that name one."),
+        _c("cost_usd", pa.float64(), "USD: the sum of the run's LLM call prices when every call "
+           "with tokens is priced, else its token totals at the price table's rates for its "
+           "model (no cache discount); null when the model is not in the table or tokens are "
+           "unknown."),
+        _c("price_source", pa.string(), "Where cost_usd came from: source (every LLM call "
+           "carried its price), table (the price table priced some or all of it) or null."),
+    ),
+    "llm_calls": (
+        _c("canonical_model", pa.string(), "model as the alias table names it (what views "
+           "group by)."),
+        _c("price_source", pa.string(), "source (log_request.price), table (the call's tokens "
+           "at the price table's rates, cached input tokens at the cached rate) or null."),
+    ),
+}
+"""Columns the warehouse views add to a lake table, resolved when the warehouse is built from
+the whole lake and the model alias and price tables (transforms.models), never stored."""

@@ -21,6 +21,12 @@ class Settings(BaseSettings):
                                 "(default: the machine's cores, at most 8).")
     tools: Path | None = Field(None, description="Tool registry (tools.json or tools.yaml) "
                                "that every run's tool calls are checked against.")
+    model_aliases: Path | None = Field(None, description="Model alias table (YAML) extending "
+                                       "the shipped transforms/data/model_aliases.yaml: its "
+                                       "aliases win, its patterns are tried first.")
+    prices: Path | None = Field(None, description="Price table (YAML) extending the shipped "
+                                "transforms/data/model_prices.yaml: its models replace those "
+                                "of the same name.")
     first_day: date = Field(date(2025, 1, 1), description="First day of the Dagster daily "
                             "partitions.")
     max_quarantine_share: float = Field(0.05, ge=0, le=1, description="Check: largest share of "

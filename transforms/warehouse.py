@@ -1,4 +1,5 @@
-"""Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes`.
+"""Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes` and
+the model alias and price tables (`model_aliases`, `model_prices`: transforms.models).
 
 `staging.stg_<table>` reads each lake table as stored; the SQL under `sql/` builds everything
 else on them, among it the public view of each lake table (runs, messages, spans, ...), where
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from transforms import db
+from transforms import db, models
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
 from transforms.lake import (
@@ -72,7 +73,7 @@ STAMP = "_lake_state"
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
-    """Schemas, a staging view per lake table, and flag_codes."""
+    """Schemas, a staging view per lake table, flag_codes, model_aliases and model_prices."""
     lake = home / "lake"
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
@@ -96,6 +97,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
             for s in CATALOG.values()]
     con.execute("INSERT INTO flag_codes VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)),
                 [v for row in rows for v in row])
+    # The model alias and price tables the last ingest stored (else the shipped ones).
+    models.install(con, models.stored(lake) or models.load())
 
 
 def _run(con: duckdb.DuckDBPyConnection, f: Path) -> None:
@@ -118,7 +121,9 @@ def derive(home: Path) -> None:
     try:
         _prepare(con, home)
         for f in sql_files():
-            if f.parent.name == "intermediate":
+            if f.parent.name == "macros":
+                _run(con, f)  # intermediate views may call them
+            elif f.parent.name == "intermediate":
                 _run(con, f)
                 tmp = out / f".{f.stem}.{uuid.uuid4().hex}.parquet"
                 con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO {sql_str(str(tmp))} "

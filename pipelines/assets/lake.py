@@ -119,11 +119,15 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
     files = files_by_day(s.landing).get(day, [])
     if files:
         report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False,
-                        tools=s.tools)
+                        tools=s.tools, model_aliases=s.model_aliases, prices=s.prices)
         skipped = sum(f.skipped for f in report.files)
         context.log.info(f"{day}: {len(files)} files ({skipped} unchanged), "
                          f"{report.lines_read:,} lines read; rows on days "
                          f"{', '.join(d.isoformat() for d in report.days) or 'none'}")
+        if report.unpriced_models:
+            context.log.warning("models without a price (cost unknown; add them with "
+                                "RUNLAKE_PRICES): " + ", ".join(
+                                    f"{m} ({n:,})" for m, n in report.unpriced_models.items()))
     else:
         context.log.warning(f"{day}: no landing files under {s.landing} for this day")
     con = warehouse.live(s.home)

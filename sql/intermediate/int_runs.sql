@@ -1,6 +1,7 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields, with the model, token totals and runtime taken from
--- the run's spans where the line has none, and how many findings the run has (its own, its
+-- the run's spans where the line has none (the model canonical, the exact names beside it, the
+-- run's cost in USD and where its price came from), and how many findings the run has (its own, its
 -- spans', and those derived across tables), how many of them errors.
 -- Grain: one row per run (or turn of a multi-turn session).
 create or replace view intermediate.int_runs as
@@ -48,6 +49,10 @@ select
     resolved.runtime_source,
     resolved.n_llm_calls,
     resolved.llm_price,
+    resolved.model_raw,
+    resolved.response_model,
+    resolved.cost_usd,
+    resolved.price_source,
     coalesce(flag_counts.n_flags, 0) as n_flags,
     coalesce(flag_counts.n_error_flags, 0) as n_error_flags
 from lines

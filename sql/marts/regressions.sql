@@ -4,7 +4,7 @@
 -- significance_level(), 0.01); beside it the exact McNemar test on the test cases graded on
 -- both sides with a steady baseline (flaky cases counted apart), and drift: tokens per run, p95
 -- runtime, truncation and contract-violation rates, flag codes seen on on_day and never in the
--- baseline. Runs of any status count too: the error rate (status error over all runs) with a
+-- baseline, and cost per run (runs.cost_usd). Runs of any status count too: the error rate (status error over all runs) with a
 -- one-sided two-proportion z-test that it rose, and a pair with baseline runs and none on
 -- on_day is missing. regressed: a significant pass-rate drop, an error regression or a missing
 -- pair; reasons lists which (pass_rate, error_rate, missing).
@@ -22,6 +22,7 @@ runs_ as (
         runs.status,
         runs.input_tokens + runs.output_tokens as total_tokens,
         runs.agent_runtime_ms,
+        runs.cost_usd,
         runs.day = window_.latest_day as on_latest
     from runs
     cross join window_
@@ -54,6 +55,8 @@ sides as (
         count(*) filter (where on_latest and status = 'error') as latest_n_errors,
         avg(total_tokens) filter (where not on_latest) as baseline_tokens_per_run,
         avg(total_tokens) filter (where on_latest) as latest_tokens_per_run,
+        avg(cost_usd) filter (where not on_latest) as baseline_cost_usd_per_run,
+        avg(cost_usd) filter (where on_latest) as latest_cost_usd_per_run,
         quantile_cont(agent_runtime_ms, 0.95) filter (where not on_latest)
             as baseline_runtime_ms_p95,
         quantile_cont(agent_runtime_ms, 0.95) filter (where on_latest)
@@ -191,6 +194,10 @@ select
     judged.is_error_regression,
     judged.is_missing,
     judged.is_regression or judged.is_error_regression or judged.is_missing as regressed,
+    judged.baseline_cost_usd_per_run,
+    judged.latest_cost_usd_per_run,
+    pct_change(judged.latest_cost_usd_per_run, judged.baseline_cost_usd_per_run)
+        as cost_usd_per_run_pct_change,
     list_filter(
         [
             case when judged.is_regression then 'pass_rate' end,

@@ -1,5 +1,8 @@
 -- Purpose: token usage and LLM spend; a run's tokens are input + output (null when neither is
--- known, and then left out of the average and percentiles); price sums the runs' LLM calls.
+-- known, and then left out of the average and percentiles); price sums the runs' LLM calls
+-- (each the source's price, else the price table's); cost_usd_total sums the runs' cost_usd
+-- (also runs with token totals and no LLM calls, at the price table's rates for the model),
+-- cost_usd_per_run is its average over the n_runs_costed runs whose cost is known.
 -- Grain: one row per day, agent, model.
 create or replace view v_token_usage as
 with runs_ as (
@@ -10,6 +13,7 @@ with runs_ as (
         input_tokens,
         output_tokens,
         llm_price,
+        cost_usd,
         case
             when input_tokens is not null or output_tokens is not null
                 then coalesce(input_tokens, 0) + coalesce(output_tokens, 0)
@@ -28,6 +32,9 @@ select
     avg(run_tokens) as tokens_per_run_avg,
     quantile_cont(run_tokens, 0.5) as tokens_per_run_p50,
     quantile_cont(run_tokens, 0.95) as tokens_per_run_p95,
-    sum(llm_price) as price
+    sum(llm_price) as price,
+    sum(cost_usd) as cost_usd_total,
+    avg(cost_usd) as cost_usd_per_run,
+    count(cost_usd) as n_runs_costed
 from runs_
 group by day, agent, model

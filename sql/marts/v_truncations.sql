@@ -12,7 +12,7 @@ runs_ as (
 ),
 
 calls as (
-    select span_id, agent, model, output_tokens, max_tokens, error_message_chars
+    select span_id, agent, canonical_model as model, output_tokens, max_tokens, error_message_chars
     from llm_calls
 )
 

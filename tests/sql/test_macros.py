@@ -6,12 +6,13 @@ import math
 import duckdb
 import pytest
 
-from transforms import warehouse
+from transforms import models, warehouse
 
 
 @pytest.fixture(scope="module")
 def con() -> duckdb.DuckDBPyConnection:
     c = duckdb.connect()
+    models.install(c, models.load())  # the lookup tables canonical_model() reads
     for f in warehouse.sql_files():
         if f.parent.name == "macros":
             c.execute(f.read_text())

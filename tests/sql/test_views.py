@@ -58,7 +58,8 @@ SPEC_COLUMNS = {
     "v_pass_rates": "day agent model n_runs n_graded n_passed n_failed n_contract_violations "
                     "n_errors n_skipped n_ungraded pass_rate pass_rate_low pass_rate_high",
     "v_token_usage": "day agent model n_runs input_tokens output_tokens total_tokens "
-                     "tokens_per_run_avg tokens_per_run_p50 tokens_per_run_p95 price",
+                     "tokens_per_run_avg tokens_per_run_p50 tokens_per_run_p95 price "
+                     "cost_usd_total cost_usd_per_run",
     "v_runtime": "day agent model n_runs agent_runtime_ms_avg agent_runtime_ms_p50 "
                  "agent_runtime_ms_p90 agent_runtime_ms_p95 agent_runtime_ms_p99 "
                  "agent_runtime_ms_max llm_latency_ms_p50 llm_latency_ms_p95",

@@ -1,0 +1,262 @@
+"""The model alias table and the price table: which canonical model a model name stands for,
+and what its tokens cost.
+
+Both ship as data files (`transforms/data/model_aliases.yaml`, `model_prices.yaml`, whose
+headers describe their format) and can be extended or overridden by a user file of the same
+format (settings `model_aliases` / `prices`, i.e. RUNLAKE_MODEL_ALIASES / RUNLAKE_PRICES).
+
+They are applied when the warehouse is built, never at ingest: the lake keeps the model
+strings and prices the sources gave, and the views resolve them (`canonical_model()` in
+sql/macros, `intermediate.int_model_names`, the `model_aliases` and `model_prices` tables).
+Each ingest stores the tables it was given in `lake/_models/tables.json`; a change makes the
+lake's fingerprint change, so that ingest recomputes the derived tables and the views without
+reading any input file again.
+"""
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from transforms.errors import InputError
+from transforms.lake import MODEL_TABLES
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+ALIASES_FILE = DATA_DIR / "model_aliases.yaml"
+PRICES_FILE = DATA_DIR / "model_prices.yaml"
+SHIPPED = "runlake"
+"""The origin of the shipped tables' entries (a user file's entries name the file)."""
+STORED = Path(MODEL_TABLES)
+"""Under the lake root: the tables the last ingest was given."""
+
+
+@dataclass(frozen=True)
+class Alias:
+    kind: str
+    """exact (alias is a name) or pattern (alias is a regular expression)."""
+    alias: str
+    model: str
+    """The canonical model; for a pattern, a replacement in which \\1 is the first group."""
+    position: int
+    """Patterns are tried in this order (a user file's first)."""
+    origin: str
+    """The file the entry came from."""
+
+
+@dataclass(frozen=True)
+class Price:
+    model: str
+    input_usd_per_mtok: float
+    cached_input_usd_per_mtok: float | None
+    output_usd_per_mtok: float
+    read_on: str
+    """ISO date the prices were read."""
+    source_url: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class ModelTables:
+    aliases: tuple[Alias, ...]
+    prices: tuple[Price, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"aliases": [asdict(a) for a in self.aliases],
+                           "prices": [asdict(p) for p in self.prices]},
+                          sort_keys=True, indent=1)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    @classmethod
+    def from_json(cls, text: str) -> "ModelTables":
+        doc = json.loads(text)
+        return cls(tuple(Alias(**a) for a in doc["aliases"]),
+                   tuple(Price(**p) for p in doc["prices"]))
+
+
+def _read_yaml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_bytes())
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the {what} ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        raise InputError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: the {what} is a YAML mapping (see {_shipped(what)})")
+    return doc
+
+
+def _shipped(what: str) -> str:
+    return f"transforms/data/{ALIASES_FILE.name if 'alias' in what else PRICES_FILE.name}"
+
+
+def _check_patterns(path: Path, patterns: list[tuple[str, str]]) -> None:
+    """Each pattern is a regular expression DuckDB (RE2) accepts, and its replacement works."""
+    if not patterns:
+        return
+    con = duckdb.connect()
+    try:
+        for pattern, model in patterns:
+            try:
+                con.execute("SELECT regexp_full_match('x', ?), regexp_replace('x', ?, ?)",
+                            [pattern, f"^(?:{pattern})$", model]).fetchall()
+            except duckdb.Error as e:
+                raise InputError(f"{path}: pattern {pattern[:80]!r} is not a regular "
+                                 "expression runlake can use (RE2): "
+                                 f"{str(e).splitlines()[0][:200]}") from None
+    finally:
+        con.close()
+
+
+def _aliases(path: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    doc = _read_yaml(path, "model alias table")
+    unknown = set(doc) - {"aliases", "patterns"}
+    if unknown:
+        raise InputError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected aliases, "
+                         "patterns)")
+    exact = doc.get("aliases") or {}
+    if not isinstance(exact, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, str) and v for k, v in exact.items()):
+        raise InputError(f"{path}: aliases maps model names to canonical model names "
+                         "(text: text)")
+    patterns = doc.get("patterns") or []
+    if not isinstance(patterns, list):
+        raise InputError(f"{path}: patterns is a list of {{match, model}}")
+    out: list[tuple[str, str]] = []
+    for i, p in enumerate(patterns):
+        if not isinstance(p, dict) or not isinstance(p.get("match"), str) or not p["match"] \
+                or not isinstance(p.get("model", "\\1"), str):
+            raise InputError(f"{path}: pattern {i}: expected {{match: REGEX, model: "
+                             "REPLACEMENT}")
+        out.append((p["match"], p.get("model", "\\1")))
+    _check_patterns(path, out)
+    return dict(exact), out
+
+
+def _rate(path: Path, model: str, entry: dict[str, Any], key: str, required: bool) -> float | None:
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise InputError(f"{path}: model {model!r}: {key} must be a number of USD per million "
+                         f"tokens, at least 0")
+    return float(value)
+
+
+def _prices(path: Path) -> list[Price]:
+    doc = _read_yaml(path, "price table")
+    unknown = set(doc) - {"providers"}
+    if unknown:
+        raise InputError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected providers)")
+    providers = doc.get("providers") or {}
+    if not isinstance(providers, dict):
+        raise InputError(f"{path}: providers maps a provider name to {{source, read_on, "
+                         "models}")
+    out: list[Price] = []
+    for name, prov in providers.items():
+        if not isinstance(prov, dict) or not isinstance(prov.get("models") or {}, dict):
+            raise InputError(f"{path}: provider {name!r}: expected {{source, read_on, "
+                             "models: {MODEL: {input, cached_input, output}}}")
+        for model, entry in (prov.get("models") or {}).items():
+            if not isinstance(model, str) or not model or not isinstance(entry, dict):
+                raise InputError(f"{path}: provider {name!r}: each model maps to {{input, "
+                                 "cached_input, output}")
+            extra = set(entry) - {"input", "cached_input", "output", "read_on", "source"}
+            if extra:
+                raise InputError(f"{path}: model {model!r}: unknown key {sorted(extra)[0]!r}")
+            read_on = entry.get("read_on", prov.get("read_on"))
+            if isinstance(read_on, str):
+                try:
+                    read_on = date.fromisoformat(read_on)
+                except ValueError:
+                    read_on = None
+            if not isinstance(read_on, date):
+                raise InputError(f"{path}: model {model!r}: read_on (YYYY-MM-DD, the day the "
+                                 "prices were read) is missing or not a date")
+            source = entry.get("source", prov.get("source"))
+            if not isinstance(source, str) or not source.strip():
+                raise InputError(f"{path}: model {model!r}: source (where the prices come "
+                                 "from, e.g. the provider's pricing page) is missing")
+            out.append(Price(model, _rate(path, model, entry, "input", True) or 0.0,
+                             _rate(path, model, entry, "cached_input", False),
+                             _rate(path, model, entry, "output", True) or 0.0,
+                             read_on.isoformat(), source.strip(), str(path)))
+    seen: set[str] = set()
+    for p in out:
+        if p.model in seen:
+            raise InputError(f"{path}: model {p.model!r} is priced twice")
+        seen.add(p.model)
+    return out
+
+
+def load(aliases: Path | None = None, prices: Path | None = None) -> ModelTables:
+    """The shipped tables, extended or overridden by the user's files when given; an
+    InputError says what is wrong and where."""
+    exact, patterns = _aliases(ALIASES_FILE)
+    origin = dict.fromkeys(exact, SHIPPED)
+    pattern_rows = [(m, r, SHIPPED) for m, r in patterns]
+    if aliases is not None:
+        user_exact, user_patterns = _aliases(aliases)
+        exact.update(user_exact)
+        origin.update(dict.fromkeys(user_exact, str(aliases)))
+        pattern_rows = [(m, r, str(aliases)) for m, r in user_patterns] + pattern_rows
+    alias_rows = [Alias("exact", k, v, 0, origin[k]) for k, v in sorted(exact.items())]
+    alias_rows += [Alias("pattern", m, r, i, o) for i, (m, r, o) in enumerate(pattern_rows)]
+    by_model = {p.model: replace(p, origin=SHIPPED) for p in _prices(PRICES_FILE)}
+    if prices is not None:
+        by_model.update({p.model: p for p in _prices(prices)})
+    return ModelTables(tuple(alias_rows), tuple(by_model[m] for m in sorted(by_model)))
+
+
+def stored(lake_root: Path) -> ModelTables | None:
+    """The tables the last ingest stored in the lake, or None."""
+    path = lake_root / STORED
+    try:
+        return ModelTables.from_json(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def store(lake_root: Path, tables: ModelTables) -> bool:
+    """Store the tables with the lake (atomically), when they differ from the stored ones (the
+    lake's fingerprint then changes, and the warehouse is built again); True when they replaced
+    different ones."""
+    path = lake_root / STORED
+    text = tables.to_json()
+    existed = path.exists()
+    if existed and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return existed
+
+
+def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
+    """Create the `model_aliases` and `model_prices` lookup tables on a connection."""
+    con.execute("CREATE TABLE model_aliases (kind VARCHAR, alias VARCHAR, model VARCHAR, "
+                "position INTEGER, origin VARCHAR)")
+    con.execute("CREATE TABLE model_prices (model VARCHAR PRIMARY KEY, "
+                "input_usd_per_mtok DOUBLE, cached_input_usd_per_mtok DOUBLE, "
+                "output_usd_per_mtok DOUBLE, read_on DATE, source_url VARCHAR, origin VARCHAR)")
+    if tables.aliases:
+        con.executemany("INSERT INTO model_aliases VALUES (?, ?, ?, ?, ?)",
+                        [[a.kind, a.alias, a.model, a.position, a.origin]
+                         for a in tables.aliases])
+    if tables.prices:
+        con.executemany("INSERT INTO model_prices VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [[p.model, p.input_usd_per_mtok, p.cached_input_usd_per_mtok,
+                          p.output_usd_per_mtok, p.read_on, p.source_url, p.origin]
+                         for p in tables.prices])
