@@ -238,6 +238,14 @@ FLAGS = Table("flags", "one finding", (
     _c("severity", pa.string(), "error, warning or info."),
     _c("category", pa.string(), "contract, truncation or integrity."),
     _c("detail", pa.string(), "What exactly was found."),
+    _c("source", pa.string(), "Where the finding was made: response (reading the run's own "
+       "line: its transcript, envelope and metadata), span (reading a span or an LLM call's "
+       "prompt and reply) or derived (comparing records: across tables in the warehouse, or "
+       "two lines with one run_id)."),
+    _c("finding_key", pa.string(), "What the finding is about, for findings that an LLM call's "
+       "prompt can repeat: tool_call:<call id>:<hash of name and arguments>, or "
+       "message:<hash of role and content>. The public flags view keeps one row per run (or "
+       "trace), code and key; null: the row is a finding of its own."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 
