@@ -171,7 +171,8 @@ SPANS = Table("spans", "one span", (
     _c("parent_id", pa.string(), "The parent span's id; null for a root."),
     RUN_ID,
     DAY,
-    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else service.name."),
+    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else (OTLP) that of "
+       "the nearest invoke_agent ancestor, else service.name."),
     _c("name", pa.string(), "The span's name."),
     _c("kind", pa.string(), "CLIENT, CONSUMER, INTERNAL, PRODUCER or SERVER."),
     _c("start_time", TS, "Start (UTC, from Unix nanoseconds)."),

@@ -165,7 +165,10 @@ class SpanNormalizer:
         res_attrs = resource.get("attributes") if isinstance(resource, dict) else None
         res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
         service = _str(res_attrs, ("service.name",))
-        agent = _str(attrs, AGENT_KEYS) or service
+        # An OTLP span may inherit its agent from an invoke_agent ancestor (otlp.py).
+        inherited = span.get("inherited_agent")
+        agent = (_str(attrs, AGENT_KEYS) or (inherited if isinstance(inherited, str) else None)
+                 or service)
         run_id = _str(attrs, RUN_ID_KEYS)
         raw_status = span.get("status")
         status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
