@@ -167,3 +167,22 @@ def test_plain_string_prompt_message_counts_once(
     assert query("SELECT code, source, span_id, n_seen FROM flags "
                  "WHERE code = 'chat_content_not_blocks'") == [
         ("chat_content_not_blocks", "span", "llm-0", 3)]
+
+
+def test_a_call_is_the_same_in_either_shape(write_lines: Callable[..., Path],
+                                            run_ingest: Callable[..., Any],
+                                            query: Callable[..., Any]) -> None:
+    """A nameless call given nested with JSON-text arguments in the transcript and flat with
+    an arguments object in an LLM call's prompt is one tool_call_unnamed finding."""
+    nested = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_9", "type": "function", "function": {"arguments": '{"id": 9}'}}]}
+    flat = {"role": "assistant", "content": [], "tool_calls": [
+        {"id": "call_9", "arguments": {"id": 9}}]}
+    line = run_line()
+    line["response"]["messages"] = [SYSTEM, USER, nested, reply("Done.")]
+    spans = [span("root", "tr-1", 0, parent=None),
+             span("llm-1", "tr-1", 10, log_request=llm([SYSTEM, USER, flat], [reply("Done.")]))]
+    run_ingest(write_lines([line], name="refund-agent.responses.jsonl"),
+               write_lines([{"spans": spans}], name="refund-agent.spans.jsonl"))
+    assert query("SELECT code, source, n_seen FROM flags") == [
+        ("tool_call_unnamed", "response", 2)]

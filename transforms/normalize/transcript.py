@@ -37,16 +37,35 @@ def canonical_json(value: Any) -> str:
 
 
 def _digest(value: Any) -> str:
-    return blake2b(orjson.dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS),
-                   digest_size=8).hexdigest()
+    try:
+        data = orjson.dumps(value, option=_SORT)
+    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits): its repr
+        data = repr(value).encode()
+    return blake2b(data, digest_size=8).hexdigest()
 
 
-def call_key(call_id: str | None, name: Any, arguments: Any) -> str:
+def call_key(call_id: str | None, name: str | None, arguments: str | None) -> str:
     """The finding key of a tool call: the same call wherever it is seen (the run's transcript,
     or a later LLM call's prompt that repeats it) gives the same key. Ids are reused in real
-    transcripts, so the name and the arguments (as given: text, or a JSON value) are part of
-    it."""
+    transcripts, so the name and the arguments (canonical JSON, or the text of arguments that
+    are not JSON) are part of it."""
     return f"tool_call:{call_id or ''}:{_digest([name, arguments])}"
+
+
+def _arguments_identity(args: Any) -> str | None:
+    """Arguments as the same text whether given as an object or as JSON text (flat, nested or
+    OTLP-translated calls alike); text that is not JSON as it is; None when absent."""
+    if args is _MISSING or args is None:
+        return None
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return args
+    try:
+        return canonical_json(args)
+    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits)
+        return repr(args)
 
 
 def message_key(m: dict[str, Any]) -> str:
@@ -249,20 +268,23 @@ class TranscriptNormalizer:
             what = (f"is {describe(tc)}" if not isinstance(tc, dict)
                     else "has neither name nor function.name")
             cid = tc.get("id") if isinstance(tc, dict) else None
+            key = call_key(str(cid) if isinstance(cid, str | int) and not isinstance(cid, bool)
+                           else None, None,
+                           _arguments_identity(args) if isinstance(tc, dict)
+                           else "entry " + _digest(tc))
             pending.append(("tool_call_unnamed", f"message {mi} tool call {ci} {what}; dropped",
-                            mi, ci, None,
-                            call_key(str(cid) if isinstance(cid, str | int) else None, None, tc)))
+                            mi, ci, None, key))
             return None
         call_id = tc.get("id")
         if isinstance(call_id, int) and not isinstance(call_id, bool):
             call_id = str(call_id)
         if not isinstance(call_id, str) or not call_id:
             call_id = None
-        key = call_key(call_id, name, None if args is _MISSING else args)
         arguments: str | None = None
         raw_args: str | None = None
         valid = True
         value: Any = {}
+        error = None
         if isinstance(args, str):
             try:
                 value = orjson.loads(args)
@@ -270,12 +292,15 @@ class TranscriptNormalizer:
             except orjson.JSONDecodeError as e:
                 valid = False
                 raw_args = args
-                pending.append(("tool_arguments_invalid_json",
-                                f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
-                                f"JSON: {e}", mi, ci, name, key))
+                error = e
         elif args is not _MISSING and args is not None:
             value = args
             arguments = canonical_json(args)
+        key = call_key(call_id, name, raw_args if raw_args is not None else arguments)
+        if error is not None:
+            pending.append(("tool_arguments_invalid_json",
+                            f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
+                            f"JSON: {error}", mi, ci, name, key))
         if self.tools is not None and self.registry is not None:
             for code, detail in self.registry.check(self.tools, name, value, valid):
                 pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name, key))
