@@ -69,7 +69,9 @@ FLAGS = {
             " 'metadata_malformed'][1 + (i % 4)::INT]",
     "severity": "['info', 'warning', 'error', 'warning'][1 + (i % 4)::INT]",
     "category": "['integrity', 'truncation', 'contract', 'contract'][1 + (i % 4)::INT]",
-    "detail": "'generated'", "source_file": "'bench.responses.jsonl'", "source_line": "i * 16",
+    "detail": "'generated'", "source": "'response'",
+    "finding_key": "CASE WHEN i % 4 = 0 THEN 'tool_call:c' || i || ':0' END",
+    "source_file": "'bench.responses.jsonl'", "source_line": "i * 16",
 }
 SPANS = {
     "trace_id": "'t' || (i // 2)", "span_id": "'s' || i",

@@ -47,8 +47,9 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     assert page.count('<div class="card bad">') == 1
     # The sections come in the promised order.
     order = [page.index(h) for h in ("1. What regressed", "2. Flipped test cases",
-                                     "3. Pass rate per agent and model", "4. Tokens, cost and runtime",
-                                     "5. Tool use", "6. Flags by code")]
+                                     "3. Pass rate per agent and model",
+                                     "4. Tokens, cost and runtime", "5. Tool use",
+                                     "6. Flags by code")]
     assert order == sorted(order)
     assert "travel-agent/case-003" in page  # a pass -> fail flip with its transcript
     assert "flaky test cases, reported apart" in page

@@ -258,9 +258,30 @@ def _sha(f: InputFile) -> str:
         return ""
 
 
+_FINDINGS_BY_CODE = """
+    WITH f AS ({flags}), s AS ({spans}), r AS ({runs}),
+    by_trace AS (SELECT trace_id, min(run_id) AS run_id FROM r WHERE trace_id IS NOT NULL
+                 GROUP BY 1 HAVING count(DISTINCT run_id) = 1),
+    scoped AS (
+        SELECT f.code, f.finding_key,
+               coalesce(f.run_id, by_trace.run_id, 'trace:' || s.trace_id) AS scope
+        FROM f
+        LEFT JOIN (SELECT span_id, any_value(trace_id) AS trace_id FROM s GROUP BY 1) s
+          ON f.run_id IS NULL AND f.span_id = s.span_id
+        LEFT JOIN by_trace ON s.trace_id = by_trace.trace_id)
+    SELECT code,
+           count(*) FILTER (WHERE finding_key IS NULL OR scope IS NULL)
+           + count(DISTINCT (scope, finding_key)) FILTER (WHERE finding_key IS NOT NULL
+                                                          AND scope IS NOT NULL) AS n
+    FROM scoped GROUP BY 1 ORDER BY 2 DESC, 1"""
+"""Findings per code among the staged flags, a finding that LLM calls' prompts repeat counted
+once per run (or trace), as the public flags view counts them (runs of earlier ingests are not
+looked up)."""
+
+
 def _summarize(staging: Path, report: IngestReport, tables: models.ModelTables) -> None:
-    """Counts of what this ingest staged: rows per table, flags and quarantine by code, and the
-    models the price table does not know."""
+    """Counts of what this ingest staged: rows per table, findings and quarantine by code, and
+    the models the price table does not know."""
     con = db.connect()
     try:
         models.install(con, tables)
@@ -282,9 +303,9 @@ def _summarize(staging: Path, report: IngestReport, tables: models.ModelTables) 
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
                   "llm_calls", "flags", "quarantine"):
             report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
-        report.flags_by_code = dict(con.execute(
-            f"SELECT code, count(*) FROM ({scan_sql(staging, 'flags')}) GROUP BY 1 ORDER BY 2 DESC"
-        ).fetchall())
+        report.flags_by_code = dict(con.execute(_FINDINGS_BY_CODE.format(
+            flags=scan_sql(staging, "flags"), spans=scan_sql(staging, "spans"),
+            runs=scan_sql(staging, "runs"))).fetchall())
         report.quarantine_by_code = dict(con.execute(
             f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
             "GROUP BY 1 ORDER BY 2 DESC").fetchall())

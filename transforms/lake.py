@@ -364,7 +364,7 @@ _DUPLICATE_FLAGS = f"""
       '{_DUP.severity}' AS severity, '{_DUP.category}' AS category,
       printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
              run_id, source_file, source_line, win_file, win_line) AS detail,
-      source_file, source_line
+      'derived' AS source, NULL AS finding_key, source_file, source_line
     FROM losers WHERE win_day = $d"""
 
 

@@ -176,7 +176,8 @@ SPANS = Table("spans", "one span", (
     _c("parent_id", pa.string(), "The parent span's id; null for a root."),
     RUN_ID,
     DAY,
-    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else service.name."),
+    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else (OTLP) that of "
+       "the nearest invoke_agent ancestor, else service.name."),
     _c("name", pa.string(), "The span's name."),
     _c("kind", pa.string(), "CLIENT, CONSUMER, INTERNAL, PRODUCER or SERVER."),
     _c("start_time", TS, "Start (UTC, from Unix nanoseconds)."),
@@ -244,6 +245,14 @@ FLAGS = Table("flags", "one finding", (
     _c("severity", pa.string(), "error, warning or info."),
     _c("category", pa.string(), "contract, truncation or integrity."),
     _c("detail", pa.string(), "What exactly was found."),
+    _c("source", pa.string(), "Where the finding was made: response (reading the run's own "
+       "line: its transcript, envelope and metadata), span (reading a span or an LLM call's "
+       "prompt and reply) or derived (comparing records: across tables in the warehouse, or "
+       "two lines with one run_id)."),
+    _c("finding_key", pa.string(), "What the finding is about, for findings that an LLM call's "
+       "prompt can repeat: tool_call:<call id>:<hash of name and arguments>, or "
+       "message:<hash of role and content>. The public flags view keeps one row per run (or "
+       "trace), code and key; null: the row is a finding of its own."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 

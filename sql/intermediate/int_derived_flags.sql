@@ -89,6 +89,8 @@ select
     codes.severity,
     codes.category,
     findings.detail,
+    'derived' as source,
+    null::varchar as finding_key,
     findings.source_file,
     findings.source_line
 from findings

@@ -1,8 +1,9 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields, with the model, token totals and runtime taken from
--- the run's spans where the line has none (the model canonical, the exact names beside it, the
--- run's cost in USD and where its price came from), and how many findings the run has (its own, its
--- spans', and those derived across tables), how many of them errors.
+-- the run's spans where the line has none (the model canonical, the exact names beside it,
+-- the run's cost in USD and where its price came from), and how many findings the run has
+-- (its own, its spans', and those derived across tables; a finding that LLM calls' prompts
+-- repeat counts once), how many of them errors.
 -- Grain: one row per run (or turn of a multi-turn session).
 create or replace view intermediate.int_runs as
 with lines as (
@@ -13,19 +14,8 @@ resolved as (
     select * from intermediate.int_run_resolved
 ),
 
-span_runs as (
-    select span_id, run_id from intermediate.int_span_runs
-),
-
 findings as (
-    select
-        coalesce(read_flags.run_id, span_runs.run_id) as run_id,
-        read_flags.severity
-    from staging.stg_flags as read_flags
-    left join span_runs
-        on read_flags.run_id is null and read_flags.span_id = span_runs.span_id
-    union all
-    select run_id, severity from intermediate.int_derived_flags
+    select run_id, severity from intermediate.int_flags
 ),
 
 flag_counts as (

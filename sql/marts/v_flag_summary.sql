@@ -1,5 +1,7 @@
 -- Purpose: findings by code, and the share of runs each code touches; findings with no run (an
--- unlinked span, a file) count under agent and model 'unknown'.
+-- unlinked span, a file) count under agent and model 'unknown'. n_findings counts distinct
+-- findings (a tool call or message that later LLM calls' prompts repeat is one finding per run),
+-- n_seen their observations, repeats included.
 -- Grain: one row per day, agent, model, code.
 create or replace view v_flag_summary as
 with runs_ as (
@@ -14,7 +16,8 @@ findings as (
         flags.code,
         flags.severity,
         flags.category,
-        flags.run_id
+        flags.run_id,
+        flags.n_seen
     from flags
     left join runs_ on flags.run_id = runs_.run_id
 ),
@@ -32,14 +35,16 @@ per_code as (
         any_value(severity) as severity,
         any_value(category) as category,
         count(*) as n_findings,
-        count(distinct run_id) as n_runs_affected
+        count(distinct run_id) as n_runs_affected,
+        sum(n_seen)::bigint as n_seen
     from findings
     group by day, agent, model, code
 )
 
 select
-    per_code.*,
-    per_code.n_runs_affected / group_runs.n_runs as rate_per_run
+    per_code.* exclude (n_seen),
+    per_code.n_runs_affected / group_runs.n_runs as rate_per_run,
+    per_code.n_seen
 from per_code
 left join group_runs
     on per_code.day = group_runs.day

@@ -181,5 +181,5 @@ def test_row_tuples_follow_schema_order() -> None:
                               "span_id", "source_file", "source_line"]
     assert METADATA_KV.names == ["run_id", "day", "key", "value", "source_file", "source_line"]
     assert FLAGS.names == ["entity", "run_id", "day", "span_id", "message_index", "call_index",
-                           "tool_name", "code", "severity", "category", "detail",
-                           "source_file", "source_line"]
+                           "tool_name", "code", "severity", "category", "detail", "source",
+                           "finding_key", "source_file", "source_line"]

@@ -244,3 +244,44 @@ def test_what_the_review_found(write_lines: Callable[..., Path], home: Path,
                  "resourceSpans[3].scopeSpans[1].spans is a number",
                  "resourceSpans[3].scopeSpans[2].spans[0] is a string"):
         assert any(d.startswith(part) for d in details), (part, details)
+
+
+def test_agent_name_of_invoke_agent_is_inherited(write_lines: Callable[..., Path], home: Path,
+                                                 query: Callable[..., Any]) -> None:
+    """gen_ai.agent.name on an invoke_agent span names the agent of the spans beneath it (a
+    child listed before its parent, a child in a later line of the file, a grandchild); a
+    sub-agent's invoke_agent names its own subtree; a span with its own agent attribute keeps
+    it; a trace with no invoke_agent span keeps service.name. So llm_calls.agent is the run's."""
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4.1",
+            "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2}
+    agent = span("a" * 16, {"gen_ai.operation.name": "invoke_agent",
+                            "gen_ai.agent.name": "weather-agent"}, kind=1)
+    line1 = record(
+        span("c" * 16, chat, parent="a" * 16),  # before its parent in the line
+        agent,
+        span("d" * 16, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"},
+             parent="c" * 16, kind=1),
+        span("e" * 16, {"gen_ai.operation.name": "invoke_agent",
+                        "gen_ai.agent.name": "forecaster"}, parent="a" * 16, kind=1),
+        span("f" * 16, chat, parent="e" * 16),
+        span("9" * 16, {**chat, "gen_ai.agent.name": "judge"}, parent="a" * 16),
+        span("8" * 16, chat, trace="b" * 32),
+        service="weather-service")
+    line2 = record(span("7" * 16, chat, parent="a" * 16), service="weather-service")
+    run = {"run_id": "w1", "agent": "weather-agent", "trace_id": "a" * 32,
+           "started_at": "2025-11-21T00:00:00Z", "response": {"final_response": "sunny"}}
+    ingest([write_lines([line1, line2], name="weather.otlp.jsonl"),
+            write_lines([run], name="weather.responses.jsonl")], home)
+    assert query("SELECT span_id, agent FROM spans ORDER BY 1") == [
+        ("7" * 16, "weather-agent"), ("8" * 16, "weather-service"), ("9" * 16, "judge"),
+        ("a" * 16, "weather-agent"), ("c" * 16, "weather-agent"), ("d" * 16, "weather-agent"),
+        ("e" * 16, "forecaster"), ("f" * 16, "forecaster")]
+    assert query("SELECT span_id, agent FROM llm_calls ORDER BY 1") == [
+        ("7" * 16, "weather-agent"), ("8" * 16, "weather-service"), ("9" * 16, "judge"),
+        ("c" * 16, "weather-agent"), ("f" * 16, "forecaster")]
+    # The run's LLM calls under its own agent span carry the run's agent.
+    assert query("SELECT DISTINCT l.agent = r.agent FROM llm_calls l JOIN runs r USING (run_id) "
+                 "WHERE l.span_id IN ('" + "c" * 16 + "', '" + "7" * 16 + "')") == [(True,)]
+    # The stored attributes stay as the span gave them.
+    assert query("SELECT attributes::JSON->>'gen_ai.agent.name' FROM spans "
+                 "WHERE span_id = '" + "c" * 16 + "'") == [(None,)]

@@ -16,6 +16,11 @@ it gets the same tables and flags:
 Older spellings go through one alias table (`spans.ALIASES`, which the span reader uses for
 cached and reasoning tokens too). OTel's input token count includes cached
 tokens; `cached_input_tokens` is the part read from cache, never added to it.
+
+The agent: `gen_ai.agent.name` on an `invoke_agent` span names the agent of the spans beneath
+it (the GenAI conventions put it on that span only), so a span without an agent attribute of
+its own takes the name of its nearest `invoke_agent` ancestor, found among the spans of its
+line and of the file's earlier lines; else its resource's service.name, as for span JSONL.
 """
 
 import re
@@ -25,7 +30,7 @@ from typing import Any
 import orjson
 
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.spans import ALIASES, SpanNormalizer, attr_count
+from transforms.normalize.spans import AGENT_KEYS, ALIASES, SpanNormalizer, attr_count
 from transforms.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -44,6 +49,8 @@ STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 FRAMEWORK_KINDS = ("openinference.span.kind", "agentops.span.kind", "traceloop.span.kind")
 """Attributes in which instrumentations say what a span is (LLM, AGENT, CHAIN, workflow...)."""
+AGENT_MEMORY = 200_000
+"""Spans of a file's earlier lines remembered for the agent their descendants inherit."""
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -305,12 +312,78 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _agent_attr(attrs: Any) -> str | None:
+    if isinstance(attrs, dict):
+        for key in AGENT_KEYS:
+            if isinstance(attrs.get(key), str) and attrs[key]:
+                return str(attrs[key])
+    return None
+
+
+def inherit_agents(spans: list[Any], earlier: dict[tuple[str | None, str], str]) -> None:
+    """Give each translated span without an agent attribute the `gen_ai.agent.name` of its
+    nearest `invoke_agent` ancestor (`inherited_agent`, which the span reader uses before
+    service.name). Ancestors are looked up among `spans` and then in `earlier`, (trace_id,
+    span_id) -> the agent a span passes to its descendants, which this call extends."""
+    by_id: dict[tuple[str | None, str], dict[str, Any]] = {}
+    for sp in spans:
+        ctx = sp.get("context") if isinstance(sp, dict) else None
+        if isinstance(ctx, dict) and isinstance(ctx.get("span_id"), str):
+            trace = ctx.get("trace_id")  # any JSON value here: the span reader flags it
+            by_id.setdefault((trace if isinstance(trace, str) else None, ctx["span_id"]), sp)
+    passes: dict[tuple[str | None, str], str | None] = {}
+
+    def passed_down(key: tuple[str | None, str]) -> str | None:
+        """The agent the span `key` passes to its descendants (walked up iteratively: traces
+        can be deep)."""
+        path: list[tuple[str | None, str]] = []
+        on_path: set[tuple[str | None, str]] = set()
+        name: str | None = None
+        while True:
+            if key in passes:
+                name = passes[key]
+                break
+            sp = by_id.get(key)
+            if sp is None:
+                name = earlier.get(key)
+                break
+            if key in on_path:  # a parent cycle: no agent from it
+                break
+            path.append(key)
+            on_path.add(key)
+            attrs = sp.get("attributes")
+            if isinstance(attrs, dict) and attrs.get("gen_ai.operation.name") == "invoke_agent":
+                name = _agent_attr(attrs)
+                if name is not None:
+                    break
+            parent = sp.get("parent_id")
+            if not isinstance(parent, str):
+                break
+            key = (key[0], parent)
+        for k in path:
+            passes[k] = name
+        return name
+
+    for key, sp in by_id.items():
+        parent = sp.get("parent_id")
+        if _agent_attr(sp.get("attributes")) is None and isinstance(parent, str):
+            inherited = passed_down((key[0], parent))
+            if inherited is not None:
+                sp["inherited_agent"] = inherited
+        passed = passed_down(key)
+        if passed is not None:
+            if len(earlier) >= AGENT_MEMORY:
+                earlier.clear()  # bounded memory: a file of huge traces forgets older lines
+            earlier[key] = passed
+
+
 class OtlpNormalizer:
     """Appends the rows of OTLP/JSON span lines of one source file to column buffers."""
 
     def __init__(self, source_file: str, fallback_day: date, buffers: ColumnBuffers) -> None:
         self.spans = SpanNormalizer(source_file, fallback_day, buffers)
         self.days = self.spans.days
+        self._agents: dict[tuple[str | None, str], str] = {}
 
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
         spans: list[Any] = []
@@ -348,4 +421,5 @@ class OtlpNormalizer:
             return NOT_OTLP
         for detail in dropped:
             self.spans.dropped(line, f"{detail}; dropped")
+        inherit_agents(spans, self._agents)
         return self.spans.add(line, raw, {"spans": spans})

@@ -93,10 +93,11 @@ class ResponseNormalizer:
     # -- flags ------------------------------------------------------------------------------
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
               message_index: int | None = None, call_index: int | None = None,
-              tool_name: str | None = None) -> None:
+              tool_name: str | None = None, finding_key: str | None = None) -> None:
         s = CATALOG[code]
         self._flags.append((s.entity, run_id, day, None, message_index, call_index, tool_name,
-                            code, s.severity, s.category, detail, self.source_file, line))
+                            code, s.severity, s.category, detail, "response", finding_key,
+                            self.source_file, line))
 
     # -- one record -------------------------------------------------------------------------
     def add(self, line: int, raw: bytes, obj: dict[str, Any], shape: str | None = None,

@@ -14,7 +14,7 @@ import orjson
 
 from transforms.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.transcript import ROLES, Pending, TranscriptNormalizer
+from transforms.normalize.transcript import ROLES, Pending, TranscriptNormalizer, message_key
 from transforms.readers import describe
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -126,11 +126,12 @@ class SpanNormalizer:
 
     def _flag(self, code: str, run_id: str | None, day: date, line: int, detail: str,
               span_id: str | None, message_index: int | None = None,
-              call_index: int | None = None, tool_name: str | None = None) -> None:
+              call_index: int | None = None, tool_name: str | None = None,
+              finding_key: str | None = None) -> None:
         s = CATALOG[code]
         self._flags.append((s.entity, run_id, day, span_id, message_index, call_index,
-                            tool_name, code, s.severity, s.category, detail, self.source_file,
-                            line))
+                            tool_name, code, s.severity, s.category, detail, "span", finding_key,
+                            self.source_file, line))
 
     def _span(self, span: Any, index: int, line: int) -> None:
         day = self.fallback_day
@@ -164,7 +165,10 @@ class SpanNormalizer:
         res_attrs = resource.get("attributes") if isinstance(resource, dict) else None
         res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
         service = _str(res_attrs, ("service.name",))
-        agent = _str(attrs, AGENT_KEYS) or service
+        # An OTLP span may inherit its agent from an invoke_agent ancestor (otlp.py).
+        inherited = span.get("inherited_agent")
+        agent = (_str(attrs, AGENT_KEYS) or (inherited if isinstance(inherited, str) else None)
+                 or service)
         run_id = _str(attrs, RUN_ID_KEYS)
         raw_status = span.get("status")
         status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
@@ -294,7 +298,7 @@ class SpanNormalizer:
             if isinstance(m, dict) and isinstance(m.get("content"), str):
                 flags.append(("chat_content_not_blocks",
                               f"{direction} message {i} ({m.get('role')}) has a plain string "
-                              "content", i, None))
+                              "content", i, None, None, message_key(m)))
         found: Pending = []
         self.transcript.span_id = span_id
         n, *_ = self.transcript.messages(msgs, run_id, day, line, found, roles=SPAN_ROLES,

@@ -7,6 +7,7 @@ as tuples in the column order of transforms.schemas; flags go to the caller's `p
 """
 
 from datetime import date
+from hashlib import blake2b
 from typing import Any
 
 import orjson
@@ -26,12 +27,50 @@ _MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS 
 _SORT = orjson.OPT_SORT_KEYS
 
 Pending = list[tuple[Any, ...]]
-"""Flags found so far for the run: (code, detail, message_index, call_index[, tool_name])."""
+"""Flags found so far for the run: (code, detail, message_index, call_index[, tool_name[,
+finding_key]])."""
 
 
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys: equal values give equal text."""
     return orjson.dumps(value, option=_SORT).decode()
+
+
+def _digest(value: Any) -> str:
+    try:
+        data = orjson.dumps(value, option=_SORT)
+    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits): its repr
+        data = repr(value).encode()
+    return blake2b(data, digest_size=8).hexdigest()
+
+
+def call_key(call_id: str | None, name: str | None, arguments: str | None) -> str:
+    """The finding key of a tool call: the same call wherever it is seen (the run's transcript,
+    or a later LLM call's prompt that repeats it) gives the same key. Ids are reused in real
+    transcripts, so the name and the arguments (canonical JSON, or the text of arguments that
+    are not JSON) are part of it."""
+    return f"tool_call:{call_id or ''}:{_digest([name, arguments])}"
+
+
+def _arguments_identity(args: Any) -> str | None:
+    """Arguments as the same text whether given as an object or as JSON text (flat, nested or
+    OTLP-translated calls alike); text that is not JSON as it is; None when absent."""
+    if args is _MISSING or args is None:
+        return None
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return args
+    try:
+        return canonical_json(args)
+    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits)
+        return repr(args)
+
+
+def message_key(m: dict[str, Any]) -> str:
+    """The finding key of a message: its role, tool_call_id and content."""
+    return "message:" + _digest([m.get("role"), m.get("tool_call_id"), m.get("content")])
 
 
 class TranscriptNormalizer:
@@ -176,7 +215,8 @@ class TranscriptNormalizer:
                             f"tool message {i} answers tool_call_id {tcid[:60]!r}, which no "
                             "earlier call has" if tcid is not None else
                             f"tool message {i} has no tool_call_id", i, None,
-                            m.get("name") if isinstance(m.get("name"), str) else None))
+                            m.get("name") if isinstance(m.get("name"), str) else None,
+                            message_key(m)))
                 else:
                     for call in waiting:
                         if call[_RESULT_INDEX] is None:
@@ -196,8 +236,9 @@ class TranscriptNormalizer:
                                 f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
                                 "message answering it" if cid is not None else
                                 f"call {tool} in message {mi} has no id, so no tool message "
-                                "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME]))
-            self._calls.append(tuple(row))
+                                "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME],
+                                row[-1]))
+            self._calls.append(tuple(row[:-1]))
         # A turn's own reply: assistant text after the last user message.
         self.replied_after_user = last_reply > last_user
         problems = dropped + broken
@@ -226,8 +267,13 @@ class TranscriptNormalizer:
         if not isinstance(name, str) or not name:
             what = (f"is {describe(tc)}" if not isinstance(tc, dict)
                     else "has neither name nor function.name")
+            cid = tc.get("id") if isinstance(tc, dict) else None
+            key = call_key(str(cid) if isinstance(cid, str | int) and not isinstance(cid, bool)
+                           else None, None,
+                           _arguments_identity(args) if isinstance(tc, dict)
+                           else "entry " + _digest(tc))
             pending.append(("tool_call_unnamed", f"message {mi} tool call {ci} {what}; dropped",
-                            mi, ci))
+                            mi, ci, None, key))
             return None
         call_id = tc.get("id")
         if isinstance(call_id, int) and not isinstance(call_id, bool):
@@ -238,6 +284,7 @@ class TranscriptNormalizer:
         raw_args: str | None = None
         valid = True
         value: Any = {}
+        error = None
         if isinstance(args, str):
             try:
                 value = orjson.loads(args)
@@ -245,16 +292,20 @@ class TranscriptNormalizer:
             except orjson.JSONDecodeError as e:
                 valid = False
                 raw_args = args
-                pending.append(("tool_arguments_invalid_json",
-                                f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
-                                f"JSON: {e}", mi, ci, name))
+                error = e
         elif args is not _MISSING and args is not None:
             value = args
             arguments = canonical_json(args)
+        key = call_key(call_id, name, raw_args if raw_args is not None else arguments)
+        if error is not None:
+            pending.append(("tool_arguments_invalid_json",
+                            f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
+                            f"JSON: {error}", mi, ci, name, key))
         if self.tools is not None and self.registry is not None:
             for code, detail in self.registry.check(self.tools, name, value, valid):
-                pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name))
+                pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name, key))
+        # The row of tool_calls, with the call's finding key last (taken off before storing).
         return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
                 len(arguments) if arguments is not None else None, shape, None, None,
-                self.source, self.span_id, self.source_file, line]
+                self.source, self.span_id, self.source_file, line, key]
 

@@ -1,0 +1,54 @@
+-- Purpose: every finding once, stored once per commit: the flags raised while reading lines,
+-- with their runs resolved through spans, and those derived from several tables. The lake keeps
+-- every observation; here the observations of one finding key (a tool call or a message that
+-- later LLM calls' prompts repeat) within one run (or, for spans linked to no run, one trace)
+-- and code are one row: the run's own transcript when it saw it, else the first observation by
+-- file, line and span. n_seen counts the observations. Rows of a lake written before
+-- flags.source existed get their source from span_id.
+-- Grain: one row per finding.
+create or replace view intermediate.int_flags as
+with span_runs as (
+    select span_id, trace_id, run_id from intermediate.int_span_runs
+),
+
+read_flags as (
+    select
+        read_flags.* replace (
+            coalesce(read_flags.run_id, span_runs.run_id) as run_id,
+            coalesce(
+                read_flags.source,
+                case when read_flags.span_id is null then 'response' else 'span' end
+            ) as source
+        ),
+        coalesce(read_flags.run_id, span_runs.run_id, 'trace:' || span_runs.trace_id)
+            as finding_scope
+    from staging.stg_flags as read_flags
+    left join span_runs
+        on read_flags.run_id is null and read_flags.span_id = span_runs.span_id
+),
+
+single as (
+    select * exclude (finding_scope), 1::bigint as n_seen
+    from read_flags
+    where finding_key is null or finding_scope is null
+),
+
+keyed as (
+    select
+        * exclude (finding_scope),
+        count(*) over finding as n_seen,
+        row_number() over (
+            finding
+            order by source = 'response' desc, source_file, source_line, span_id nulls first,
+                     message_index, call_index, detail
+        ) as observation
+    from read_flags
+    where finding_key is not null and finding_scope is not null
+    window finding as (partition by finding_scope, code, finding_key)
+)
+
+select * from single
+union all by name
+select * exclude (observation) from keyed where observation = 1
+union all by name
+select *, 1::bigint as n_seen from intermediate.int_derived_flags
