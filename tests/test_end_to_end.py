@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import REPO
 from transforms import warehouse
 from transforms.ingest import ingest
+from transforms.lake import Lake
 
 GOLDEN = REPO / "tests" / "golden" / "data_samples.json"
 SAMPLES = REPO / "data_samples"
@@ -188,10 +189,11 @@ def test_accounting_check_view(tmp_path: Path) -> None:
     con = warehouse.connect(home)
     assert con.execute("SELECT count(*) FROM checks.lines_accounted_for").fetchone() == (0,)
     con.close()
-    part = next((home / "lake" / "ingest_files").glob("day=2026-11-20/*.parquet"))
+    (part,) = Lake(home).file_uris("ingest_files")
     tampered = tmp_path / "tampered.parquet"
-    duckdb.execute(f"COPY (SELECT * REPLACE (lines + 1 AS lines) FROM '{part}') TO '{tampered}'")
-    part.unlink()
+    duckdb.execute("COPY (SELECT * REPLACE (CASE WHEN day = DATE '2026-11-20' THEN lines + 1 "
+                   f"ELSE lines END AS lines) FROM '{part}') TO '{tampered}'")
+    Path(part).unlink()
     tampered.rename(part)
     con = warehouse.connect(home)
     rows = con.execute("SELECT lines - lines_accounted FROM checks.lines_accounted_for"

@@ -140,15 +140,12 @@ def _print_report(r: IngestReport) -> None:
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
               f"{sum(f.blank for f in done):,} blank", highlight=False)
-    if r.recovered:
-        out.print("finished a commit that an earlier run left half-done")
     if r.rows:
         out.print("rows: " + ", ".join(f"{k} {v:,}" for k, v in r.rows.items()))
     if r.flags_by_code:
         out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in r.flags_by_code.items()))
-    if r.superseded_runs:
-        out.print(f"runs in the lake superseded by a later line with the same run_id: "
-                  f"{r.superseded_runs:,}")
+    if r.maintenance:
+        out.print("lake upkeep: " + ", ".join(f"{k} {v:,}" for k, v in r.maintenance.items()))
     if r.quarantine_by_code:
         out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
                                                    for k, v in r.quarantine_by_code.items()))

@@ -16,7 +16,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from transforms import db, models, registry, warehouse
-from transforms.lake import Lake, clear_staging, scan_sql
+from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, month_of, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
     DEFAULT_BLOCK_BYTES,
@@ -27,7 +27,7 @@ from transforms.readers import (
     discover,
     file_sha256,
 )
-from transforms.worker import BlockResult, BlockTask, process_block, stage_tables
+from transforms.worker import BlockResult, BlockTask, process_block
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -54,9 +54,7 @@ class IngestReport:
     rows: dict[str, int] = field(default_factory=dict)
     flags_by_code: dict[str, int] = field(default_factory=dict)
     quarantine_by_code: dict[str, int] = field(default_factory=dict)
-    rewritten_days: list[date] = field(default_factory=list)
-    superseded_runs: int = 0
-    recovered: bool = False
+    maintenance: dict[str, int] = field(default_factory=dict)
     unpriced_models: dict[str, int] = field(default_factory=dict)
     """Canonical models of this ingest's runs (with token totals) and LLM calls (with tokens
     and no price of their own) that the price table does not list, each once, with how many
@@ -78,7 +76,8 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
            block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
            now: datetime | None = None, build_views: bool = True,
            tools: Path | None = None, model_aliases: Path | None = None,
-           prices: Path | None = None) -> IngestReport:
+           prices: Path | None = None,
+           retention_hours: float = DEFAULT_RETENTION_HOURS) -> IngestReport:
     """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
     (unless `build_views` is False: the Dagster warehouse asset builds them). With `tools`, a
     tool registry file (transforms.registry), every tool call of a run is checked against it;
@@ -89,21 +88,26 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
     reg = registry.load(tools) if tools is not None else None
     tables = models.load(model_aliases, prices)
     lake = Lake(home)
-    with lake.writer():
-        return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg,
-                       tables)
+    if lake.is_legacy():
+        from transforms import migrate
+
+        migrate.convert(lake)
+    return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg,
+                   tables, retention_hours)
 
 
 def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None,
             block_bytes: int, progress: Progress | None, now: datetime,
             build_views: bool, reg: registry.Registry | None,
-            tables: models.ModelTables) -> IngestReport:
+            tables: models.ModelTables, retention_hours: float) -> IngestReport:
     home = lake.home
-    report = IngestReport(home=home, recovered=lake.recover())
+    report = IngestReport(home=home)
     files = discover(paths, kind)
     known = lake.known_files()
     tools_sha = reg.sha256 if reg is not None else None
-    staging = home / ".staging" / uuid.uuid4().hex
+    ingest_id = uuid.uuid4().hex
+    staging = home / ".staging" / ingest_id
+    clear_abandoned_staging(home)
     ingest_rows = ColumnBuffers(("ingest_files",))
     todo: list[tuple[InputFile, FileReport]] = []
     for f in files:
@@ -125,10 +129,13 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         report.model_tables_changed = models.store(lake.root, tables)
     try:
         staging.mkdir(parents=True, exist_ok=True)
+        (staging / OWNER).write_text(str(os.getpid()))
+        all_days: set[date] = set()
         for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now, reg):
             file_day = _file_day(f, now)
             if f.kind not in READABLE_KINDS:
                 fr.error = _unreadable_reason(f)
+            all_days |= days
             ingest_rows.append(
                 "ingest_files", source_file=f.source_file, day=file_day,
                 kind=f.kind or "unknown", compression=f.compression, sha256=sha,
@@ -137,21 +144,40 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
                 tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
-            stage_tables(ingest_rows, staging, "ingest", ["ingest_files"])
             _summarize(staging, report, tables)
             if reg is not None:
                 lake.write_registry(reg.rows())
-            result = lake.commit(staging, [f.source_file for f, _ in todo])
-            report.days = result.days
-            report.rewritten_days = result.rewritten_days
-            report.superseded_runs = result.superseded_runs
-        # Also after a recovered commit, or one whose derive step never ran.
+            with lake.committing():
+                result = lake.commit(staging, [f.source_file for f, _ in todo],
+                                     ingest_rows.to_arrow("ingest_files"), ingest_id, all_days)
+                report.days = result.days
+                report.maintenance = lake.maintain({month_of(d) for d in result.days},
+                                                   retention_hours)
+        # Also after an ingest that died before its views were published.
         if build_views and lake.root.is_dir() and not warehouse.is_current(home):
-            warehouse.derive(home)
-            warehouse.build(home)
+            warehouse.publish(home, retention_hours)
     finally:
         clear_staging(staging)
     return report
+
+
+OWNER = "owner.pid"
+"""The pid of the ingest that owns a staging folder (.staging/<ingest_id>/owner.pid)."""
+
+
+def clear_abandoned_staging(home: Path) -> int:
+    """Remove staging folders that no live ingest owns (left by a crash or kill -9)."""
+    removed = 0
+    for folder in (home / ".staging").glob("*"):
+        try:
+            pid = int((folder / OWNER).read_text())
+            os.kill(pid, 0)
+            continue  # its ingest is still running
+        except (OSError, ValueError):
+            pass
+        clear_staging(folder)
+        removed += 1
+    return removed
 
 
 CHECKED_KINDS = ("responses", "durable")

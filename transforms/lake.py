@@ -1,48 +1,47 @@
-"""The lake: Hive-partitioned Parquet under RUNLAKE_HOME/lake, switched atomically a day at a time.
+"""The lake: one Delta Lake table per lake table under RUNLAKE_HOME/lake/<table>.
 
-Layout: `lake/<table>/day=YYYY-MM-DD` is a symbolic link to an immutable version folder
-`lake/_versions/<table>/day=YYYY-MM-DD.<commit>/` of Parquet parts. A commit builds new version
-folders aside and then replaces each link with `os.replace`, so a reader sees the old day or the
-new one, never half of it. Old versions stay on disk for a grace period, so a query that listed
-them just before the switch still finds its files.
+Each table is partitioned by `month` (YYYY-MM of `day`; `day` stays a column of the files), so
+a backfill over many days writes a few files per table rather than one per day, and readers
+skip days by the files' statistics. Every data file holds the rows of one input file
+(`source_file`) until compaction merges files.
 
-Most commits only add: the parts the workers wrote become part of the day's new version next to
-hard links of its old parts, and nothing is rewritten. A day is rewritten into one file, by
-DuckDB, only when rows must go or move: a re-ingested file's old rows, a run_id that appears on
-several lines (the later line wins; the others' rows go to `lake/_superseded/`, so the winner
-can be recomputed when files change), or too many parts.
+An ingest commits in this order (`Lake.commit`):
+1. every data table: one Delta transaction that removes the files holding rows of the
+   ingest's input files (a changed file's old rows, or rows a crashed ingest left) and adds the
+   staged files; files that mix several inputs (after compaction) are first cleaned by a
+   predicate delete;
+2. `ingest_files` last: the manifest of what the lake holds, one row per input file, replaced
+   by a predicate overwrite. Its commit carries the versions of the data tables it completes.
 
-A commit is journaled (`lake/_commit.json`): if a process dies half-way through its link
-switches, the next writer finishes them before doing anything. The lake is a function of the
-set of ingested files: rows carry `source_file`; a changed file replaces its rows; an unchanged
-file is skipped.
+Readers of `warehouse.duckdb` see one ingest whole or not at all: its views read file lists
+published after the manifest commit (transforms.warehouse). A crash before the manifest commit
+leaves the manifest as it was, so the next ingest reads those input files again and step 1
+removes whatever the crashed one added. Concurrent writers retry a conflicting commit a
+bounded number of times. Replaced files stay on disk until `vacuum` removes them, no sooner
+than the retention after they were replaced.
 """
 
+import bisect
 import fcntl
 import hashlib
 import json
 import os
-import re
+import random
 import shutil
 import time
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms import db
-from transforms.errors import InputError, LakeBusy
-from transforms.flags import CATALOG
-from transforms.schemas import RUN_TABLES, TABLES
+from transforms.errors import InputError, RunlakeError
+from transforms.schemas import TABLES
 
-SUPERSEDED = "_superseded"
 REGISTRY = "_registry"
 REGISTRY_SCHEMA = pa.schema([
     ("agent", pa.string()), ("tool_name", pa.string()), ("description", pa.string()),
@@ -51,13 +50,25 @@ REGISTRY_SCHEMA = pa.schema([
 """lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
 MODEL_TABLES = "_models/tables.json"
 """The model alias and price tables the last ingest was given (transforms.models)."""
-VERSIONS = "_versions"
-JOURNAL = "_commit.json"
-MAX_PARTS = 48
-"""A day with more parts than this is compacted into one file by the next commit touching it."""
-GRACE_SECONDS = 15 * 60
-"""How long a replaced version stays on disk for queries that listed it before the switch."""
-PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+PARTITION = "month"
+MANIFEST = "ingest_files"
+DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
+COMMIT_RETRIES = 12
+"""How many times a commit that conflicts with another writer's is tried again."""
+COMPACT_FILES = 32
+"""A month partition with more files than this is compacted by the ingest that touched it."""
+VACUUM_EVERY = 20
+"""Every this many manifest versions, an ingest vacuums files replaced before the retention."""
+DEFAULT_RETENTION_HOURS = 2.0
+"""How long a replaced file stays on disk for readers that listed it (RUNLAKE_RETENTION_HOURS)."""
+LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
+"""What a lake written before Delta Lake holds (see transforms.migrate)."""
+
+T = TypeVar("T")
+
+
+def month_of(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
 
 
 def duckdb_type(t: pa.DataType) -> str:
@@ -74,7 +85,8 @@ def duckdb_type(t: pa.DataType) -> str:
 
 
 def sql_str(value: str) -> str:
-    """A SQL string literal (for file paths in DDL, where DuckDB takes no parameters)."""
+    """A SQL string literal (for file paths in DDL and delta-rs predicates, which take no
+    parameters)."""
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -84,306 +96,464 @@ def empty_select(table: str) -> str:
     return f"SELECT {cols} WHERE false"
 
 
-_FOOTERS: list[duckdb.DuckDBPyConnection] = []
-
-
-def _footer_reader() -> duckdb.DuckDBPyConnection:
-    """One in-memory connection, kept, for reading Parquet footers (opening one costs ~30 ms)."""
-    if not _FOOTERS:
-        _FOOTERS.append(db.connect())
-    return _FOOTERS[0].cursor()
-
-
-def scan_sql(root: Path, table: str) -> str:
-    """SQL reading every day of `table` under `root` (a lake folder), typed even when empty.
-
-    A column that no file has yet (a lake written before the column existed) reads as a typed
-    null, so upgrading runlake never breaks the views of an existing lake."""
-    if not any((root / table).glob("day=*/*.parquet")):
+def files_sql(files: list[str], table: str, present: Iterable[str] | None = None) -> str:
+    """SQL reading `table` from these Parquet files, typed even when there are none. A column
+    that no file has (written before the column existed) reads as a typed null; with `present`
+    None every column is taken to be in some file."""
+    if not files:
         return empty_select(table)
-    glob = sql_str((root / table).resolve().as_posix() + "/day=*/*.parquet")
-    present = {r[0] for r in _footer_reader().execute(
-        f"SELECT DISTINCT name FROM parquet_schema({glob})").fetchall()}
-    cols = ", ".join(c.name if c.name in present or c.name == "day"
+    have = set(present) if present is not None else None
+    cols = ", ".join(c.name if have is None or c.name in have
                      else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
                      for c in TABLES[table].columns)
-    return (f"SELECT {cols} FROM read_parquet({glob}, hive_partitioning = true, "
-            f"hive_types = {{'day': DATE}}, union_by_name = true)")
+    listing = ", ".join(sql_str(f) for f in files)
+    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true)"
+
+
+def scan_sql(folder: Path, table: str) -> str:
+    """SQL reading staged parts (folder/<table>/month=*/*.parquet) of one ingest."""
+    files = sorted(str(p) for p in (folder / table).glob(f"{PARTITION}=*/*.parquet"))
+    present: set[str] = set()
+    for f in files[:1]:
+        present = set(pq.read_schema(f).names)
+    if files:
+        present |= {n for f in files[1:] for n in pq.read_schema(f).names} if len(files) < 64 \
+            else set(TABLES[table].names)
+    return files_sql(files, table, present)
+
+
+def lake_schema(table: str) -> pa.Schema:
+    """The Delta schema of a lake table: its columns and the month partition column."""
+    t = TABLES[table]
+    fields = [pa.field(c.name, c.type) for c in t.columns]
+    if table != MANIFEST:
+        fields.append(pa.field(PARTITION, pa.string()))
+    return pa.schema(fields)
+
+
+class CommitConflict(RunlakeError):
+    """Another writer kept committing to the same table; nothing of this ingest was lost."""
+
+
+def with_retries(what: str, attempt: Callable[[], T]) -> T:
+    """Run `attempt` until it commits, retrying a conflict with another writer's commit."""
+    from deltalake.exceptions import CommitFailedError
+
+    for n in range(COMMIT_RETRIES):
+        try:
+            return attempt()
+        except CommitFailedError as e:
+            if n == COMMIT_RETRIES - 1:
+                raise CommitConflict(
+                    f"{what}: another writer committed to the same table {COMMIT_RETRIES} times "
+                    f"in a row ({e}); nothing is lost: run the ingest again") from e
+            time.sleep(min(2.0, 0.05 * 2 ** n) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
 
 
 @dataclass
 class CommitResult:
     days: list[date] = field(default_factory=list)
-    rewritten_days: list[date] = field(default_factory=list)
-    superseded_runs: int = 0
+    versions: dict[str, int] = field(default_factory=dict)
+    rows_added: dict[str, int] = field(default_factory=dict)
+    rows_removed: dict[str, int] = field(default_factory=dict)
 
 
-GLOB_CHARS = re.compile(r"[\[\]?*{}\\]")
-"""Characters DuckDB's file globs give a meaning to."""
+GLOB_CHARS = "[]?*{}\\"
+"""Characters DuckDB gives a meaning to in file names (its globs)."""
 
 
 class Lake:
     def __init__(self, home: Path) -> None:
-        # Absolute, so a journal left by a crash names the same files from any directory.
+        # Absolute, so that rows and manifests name the same files from any directory.
         self.home = home.resolve()
-        if GLOB_CHARS.search(self.home.as_posix()):
-            # DuckDB reads the lake through glob patterns: such a path could match other files.
+        if any(ch in self.home.as_posix() for ch in GLOB_CHARS):
+            # DuckDB reads the lake's files by name, and takes these characters as a glob.
             raise InputError(f"{self.home}: a warehouse folder whose path holds one of "
                              "[ ] ? * { } \\ cannot be read safely; choose another --home")
         self.root = self.home / "lake"
 
-    def link(self, table: str, day: date, superseded: bool = False) -> Path:
-        """The path readers glob for one day of a table: a link to its current version."""
-        base = self.root / SUPERSEDED if superseded else self.root
-        return base / table / f"day={day.isoformat()}"
+    # -- tables -----------------------------------------------------------------------------
+    def uri(self, table: str) -> str:
+        return str(self.root / table)
 
-    def _version(self, table: str, day: date, superseded: bool, commit: str) -> Path:
-        name = f"{SUPERSEDED}.{table}" if superseded else table
-        return self.root / VERSIONS / name / f"day={day.isoformat()}.{commit}"
+    def exists(self, table: str) -> bool:
+        return (self.root / table / "_delta_log").is_dir()
 
-    @contextmanager
-    def writer(self) -> Iterator[None]:
-        """Hold the one writer's lock of this home; readers are never blocked."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / ".writer.lock", "a+") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LakeBusy(f"another runlake ingest is writing to {self.home}; run this "
-                               "one again when it has finished") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    def open(self, table: str, version: int | None = None) -> Any:
+        """The DeltaTable of `table` (at `version`), or None when it was never written."""
+        from deltalake import DeltaTable
 
-    def state(self) -> str:
-        """A fingerprint of what the lake holds: every day link and the version it names.
-        Versions are immutable, so equal fingerprints mean equal contents."""
-        links = sorted(
-            f"{p.relative_to(self.root)}>{os.readlink(p)}"
-            for base in (self.root, self.root / SUPERSEDED) if base.is_dir()
-            for table in base.iterdir() if table.is_dir() and not table.name.startswith("_")
-            for p in table.iterdir() if p.is_symlink())
-        registry = self.root / REGISTRY / "tools.parquet"
-        if registry.exists():
-            st = registry.stat()
-            links.append(f"{REGISTRY}>{st.st_size}:{st.st_mtime_ns}")
-        # The model alias and price tables the views resolve models and costs with.
-        model_tables = self.root / MODEL_TABLES
-        if model_tables.exists():
-            links.append(f"{MODEL_TABLES}>{hashlib.sha256(model_tables.read_bytes()).hexdigest()}")
-        return hashlib.sha256("\n".join(links).encode()).hexdigest()
+        if not self.exists(table):
+            return None
+        return DeltaTable(self.uri(table), version=version)
 
-    # -- journal ----------------------------------------------------------------------------
-    def recover(self) -> bool:
-        """Finish a commit a crashed writer left half-applied; True if there was one."""
-        journal = self.root / JOURNAL
-        if not journal.exists():
-            return False
-        self._apply(json.loads(journal.read_text()))
-        return True
+    def _create(self, table: str) -> Any:
+        from deltalake import DeltaTable
 
-    def _apply(self, plan: dict[str, list[list[str | None]]]) -> None:
-        for link, target in plan["links"]:
-            assert link is not None
-            path = Path(link)
-            if target is None:
-                if path.is_symlink():
-                    path.unlink()
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-            tmp.symlink_to(os.path.relpath(target, path.parent))
-            os.replace(tmp, path)
-        (self.root / JOURNAL).unlink(missing_ok=True)
+        try:
+            return DeltaTable.create(self.uri(table), lake_schema(table),
+                                     partition_by=[PARTITION] if table != MANIFEST else None,
+                                     mode="ignore")
+        except Exception:  # noqa: BLE001 - another writer created it at the same moment
+            dt = self.open(table)
+            if dt is None:
+                raise
+            return dt
 
-    def collect_garbage(self, grace_seconds: float = GRACE_SECONDS) -> int:
-        """Delete version folders no link points to, once older than the grace period."""
-        versions = self.root / VERSIONS
-        if not versions.exists():
-            return 0
-        live = {p.resolve() for base in (self.root, self.root / SUPERSEDED)
-                for p in base.glob("*/day=*") if p.is_symlink()}
-        cutoff = time.time() - grace_seconds
-        removed = 0
-        for v in versions.glob("*/day=*"):
-            if v.resolve() not in live and v.stat().st_mtime < cutoff:
-                shutil.rmtree(v, ignore_errors=True)
-                removed += 1
-        return removed
+    def is_legacy(self) -> bool:
+        """A lake written by runlake before Delta Lake (day links to version folders)."""
+        return any((self.root / m).exists() for m in LEGACY_MARKERS) or (
+            (self.root / "runs").is_dir() and not self.exists("runs")
+            and any((self.root / "runs").glob("day=*")))
+
+    def versions(self) -> dict[str, int]:
+        """The current version of every table (-1: not written yet)."""
+        out = {}
+        for t in TABLES:
+            dt = self.open(t)
+            out[t] = -1 if dt is None else dt.version()
+        return out
+
+    def state(self, snapshot: dict[str, int] | None = None) -> str:
+        """A fingerprint of one lake version (default: the newest): the table versions it
+        reads, the tool registry and the model tables the views use. Equal fingerprints mean
+        equal views."""
+        snapshot = self.snapshot() if snapshot is None else snapshot
+        parts = [f"{t}@{v}" for t, v in sorted(snapshot.items())]
+        for extra in (Path(REGISTRY) / "tools.parquet", Path(MODEL_TABLES)):
+            p = self.root / extra
+            if p.exists():
+                parts.append(f"{extra}>{hashlib.sha256(p.read_bytes()).hexdigest()}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
+        """Table versions of one consistent lake version: the manifest's newest version, or
+        `as_of` (a manifest version, or an ISO timestamp), with the data table versions that
+        manifest commit completed."""
+        manifest = self.open(MANIFEST)
+        if manifest is None:
+            if as_of is not None:
+                raise InputError("the lake has no history yet: run `runlake ingest PATH`")
+            return {}
+        history = {h["version"]: h for h in manifest.history()}
+        if as_of is None:
+            version = manifest.version()
+        elif isinstance(as_of, int):
+            version = as_of
+        else:
+            version = self._version_at(history, as_of)
+        if version not in history:
+            raise InputError(f"the lake has no version {version}: `runlake history` lists them")
+        meta = _lake_meta(history[version])
+        tables = dict(meta.get("tables", {}))
+        tables[MANIFEST] = version
+        return tables
+
+    @staticmethod
+    def _version_at(history: dict[int, dict[str, Any]], when: str) -> int:
+        from datetime import UTC, datetime
+
+        try:
+            ts = datetime.fromisoformat(when)
+        except ValueError:
+            raise InputError(f"--as-of {when!r} is neither a lake version nor a timestamp "
+                             "like 2026-11-20T08:00:00Z") from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=UTC)
+        ms = ts.timestamp() * 1000
+        found = [v for v, h in history.items() if h["timestamp"] <= ms]
+        if not found:
+            raise InputError(f"the lake has no version as old as {when}")
+        return max(found)
+
+    def file_uris(self, table: str, version: int | None = None) -> list[str]:
+        """The data files of `table` at `version` (default: current)."""
+        if version is not None and version < 0:
+            return []
+        dt = self.open(table, version)
+        if dt is None:
+            return []
+        try:
+            return sorted(dt.file_uris())
+        except Exception as e:  # noqa: BLE001 - a log entry that names a missing file, ...
+            raise RunlakeError(f"the lake table {table} cannot be read ({e}); run "
+                               "`runlake doctor --repair`") from e
+
+    def columns(self, table: str, version: int | None = None) -> set[str]:
+        dt = self.open(table, version)
+        if dt is None:
+            return set()
+        return {f.name for f in pa.schema(dt.schema().to_arrow())}
 
     # -- reading ----------------------------------------------------------------------------
     def known_files(self) -> dict[str, tuple[str, int, str | None, str | None]]:
-        """source_file -> (sha256, bytes, tools_sha256, kind) of every file in the lake."""
-        con = db.connect()
-        try:
-            rows = con.execute(
-                "SELECT source_file, sha256, bytes, tools_sha256, kind FROM "
-                f"({scan_sql(self.root, 'ingest_files')})").fetchall()
-        finally:
-            con.close()
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+        """source_file -> (sha256, bytes, tools_sha256, kind) of every file in the manifest."""
+        dt = self.open(MANIFEST)
+        if dt is None:
+            return {}
+        cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind"]
+        have = self.columns(MANIFEST)
+        rows = pa.table(dt.to_pyarrow_table(columns=[c for c in cols if c in have])).to_pylist()
+        return {r["source_file"]: (r["sha256"], r["bytes"], r.get("tools_sha256"), r["kind"])
+                for r in rows}
 
     def write_registry(self, rows: list[dict[str, Any]]) -> None:
         """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""
         folder = self.root / REGISTRY
         folder.mkdir(parents=True, exist_ok=True)
         table = pa.Table.from_pylist(rows, schema=REGISTRY_SCHEMA)
-        tmp = folder / f".tools.{uuid.uuid4().hex}.parquet"
+        tmp = folder / f".tools.{os.getpid()}.{time.time_ns()}.parquet"
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, folder / "tools.parquet")
 
     # -- committing -------------------------------------------------------------------------
-    def commit(self, staging: Path, replaced: Iterable[str]) -> CommitResult:
-        """Merge the staged parts (staging/<table>/day=D/*.parquet, final format) into the lake.
+    @contextmanager
+    def committing(self) -> Iterator[None]:
+        """One ingest's commits at a time on this home (the parsing before runs in parallel):
+        the versions a manifest commit records then hold that ingest whole and nothing of
+        another's. Waits for the other writer; never fails for it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".commit.lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
-        Rows of `replaced` files already in the lake are dropped; run_id duplicates are
-        resolved across all days (the later line wins).
-        """
-        self.recover()
-        con = db.connect(memory_limit="1GB", temp_directory=str(staging / "_spill"))
-        try:
-            result = self._commit(con, staging, sorted(set(replaced)), uuid.uuid4().hex[:12])
-        finally:
-            con.close()
-        self.collect_garbage()
+    def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
+               days: Iterable[date] = ()) -> CommitResult:
+        """Commit one ingest: the staged parts of every data table (replacing all rows of
+        `sources`), then the manifest rows of `sources` (see the module docstring)."""
+        from deltalake import CommitProperties, write_deltalake
+
+        result = CommitResult(days=sorted(set(days)))
+        self.root.mkdir(parents=True, exist_ok=True)
+        for t in DATA_TABLES:
+            version, added, removed = self._commit_table(t, staging / t, sources, ingest_id)
+            result.versions[t] = version
+            result.rows_added[t] = added
+            result.rows_removed[t] = removed
+        meta = {"ingest_id": ingest_id, "files": sources[:1000], "n_files": len(sources),
+                "tables": result.versions, "rows_added": result.rows_added,
+                "rows_removed": result.rows_removed}
+        data = manifest.cast(lake_schema(MANIFEST))
+        predicate = _in_predicate(sources)
+
+        def write_manifest() -> int:
+            if not self.exists(MANIFEST):
+                self._create(MANIFEST)
+            write_deltalake(self.uri(MANIFEST), data, mode="overwrite", predicate=predicate,
+                            schema_mode="merge",
+                            commit_properties=CommitProperties(
+                                custom_metadata={"runlake": json.dumps(meta)}))
+            return int(self.open(MANIFEST).version())
+
+        result.versions[MANIFEST] = with_retries("ingest_files", write_manifest)
         return result
 
-    def _commit(self, con: duckdb.DuckDBPyConnection, staging: Path, replaced: list[str],
-                commit: str) -> CommitResult:
-        con.execute("CREATE TEMP TABLE replaced (source_file VARCHAR)")
-        if replaced:
-            con.executemany("INSERT INTO replaced VALUES (?)", [[r] for r in replaced])
+    def _commit_table(self, table: str, staged: Path, sources: list[str],
+                      ingest_id: str) -> tuple[int, int, int]:
+        """Replace the rows of `sources` in one table with its staged parts: (version, rows
+        added, rows removed)."""
+        from deltalake.transaction import AddAction, RemoveAction
+
+        parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
+        if not parts and not self.exists(table):
+            return -1, 0, 0
+        dt = self.open(table) or self._create(table)
+        self._evolve(table, dt, parts)
+        wanted = set(sources)
+        table_dir = self.root / table
+        adds = []
+        added_rows = 0
+        for i, p in enumerate(parts):
+            month = p.parent.name.removeprefix(f"{PARTITION}=")
+            rel = f"{PARTITION}={month}/part-{ingest_id}-{i:05d}.parquet"
+            (table_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(p, table_dir / rel)
+            meta = pq.read_metadata(table_dir / rel)
+            added_rows += meta.num_rows
+            adds.append((rel, month, meta))
+
+        def attempt() -> tuple[int, int]:
+            current = self.open(table)
+            whole, mixed, n_whole = _holding(current, wanted)
+            removed = 0
+            if mixed:
+                # Files that mix inputs (compacted): rewrite them without those inputs' rows.
+                metrics = current.delete(_in_predicate(sorted(wanted)))
+                removed += int(metrics.get("num_deleted_rows") or 0)
+                current = self.open(table)
+                whole, _, n_whole = _holding(current, wanted)
+            now = int(time.time() * 1000)
+            actions: list[Any] = [
+                RemoveAction(path, True, now, size, {PARTITION: month})
+                for path, size, month in whole]
+            actions += [AddAction(rel, (table_dir / rel).stat().st_size, {PARTITION: month},
+                                  now, True, _stats(m)) for rel, month, m in adds]
+            if actions:
+                current.create_write_transaction(
+                    actions, mode="append", schema=lake_schema(table),
+                    partition_by=[PARTITION])
+            return int(self.open(table).version()), removed + n_whole
+
+        version, removed = with_retries(table, attempt)
+        return version, added_rows, removed
+
+    def _evolve(self, table: str, dt: Any, parts: list[Path]) -> None:
+        """Add to the Delta schema the columns staged files have that the table lacks (a lake
+        written before runlake gained a column)."""
+        if not parts:
+            return
+        from deltalake import Field
+        from deltalake.schema import Schema as DeltaSchema
+
+        have = {f.name for f in pa.schema(dt.schema().to_arrow())}
+        wanted = lake_schema(table)
+        missing = [f for f in wanted if f.name not in have]
+        if missing:
+            fields = DeltaSchema.from_arrow(pa.schema(missing)).fields
+            dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])
+
+    # -- maintenance ------------------------------------------------------------------------
+    def maintain(self, months: Iterable[str], retention_hours: float) -> dict[str, int]:
+        """Compact the touched month partitions that hold many files, and every few lake
+        versions vacuum files replaced longer than `retention_hours` ago. Counts of what was
+        done, by table."""
+        done: dict[str, int] = {}
+        touched = sorted(set(months))
+        for t in DATA_TABLES:
+            dt = self.open(t)
+            if dt is None:
+                continue
+            actions = pa.table(dt.get_add_actions(flatten=True))
+            counts: dict[str, int] = {}
+            for m in actions.column(f"partition.{PARTITION}").to_pylist():
+                counts[m] = counts.get(m, 0) + 1
+            for m in touched:
+                if counts.get(m, 0) > COMPACT_FILES:
+                    def compact(t: str = t, m: str = m) -> Any:
+                        return self.open(t).optimize.compact(
+                            partition_filters=[(PARTITION, "=", m)])
+                    with_retries(t, compact)
+                    done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
+        manifest = self.open(MANIFEST)
+        if manifest is not None and manifest.version() % VACUUM_EVERY == 0:
+            done["vacuumed_files"] = self.vacuum(retention_hours)
+        return done
+
+    def vacuum(self, retention_hours: float) -> int:
+        """Delete files that left the tables more than `retention_hours` ago."""
+        n = 0
         for t in TABLES:
-            con.execute(f"CREATE TEMP VIEW old_{t} AS {scan_sql(self.root, t)}")
-            con.execute(f"CREATE TEMP VIEW sup_{t} AS {scan_sql(self.root / SUPERSEDED, t)}")
-            con.execute(f"CREATE TEMP VIEW new_{t} AS {scan_sql(staging, t)}")
-        keep, gone = _KEEP, f"NOT ({_KEEP})"
-        # Every copy of every run id, across all days, as it will be after this commit.
-        con.execute(f"""
-            CREATE TEMP TABLE g AS
-            SELECT run_id, day, source_file, source_line FROM old_runs WHERE {keep}
-            UNION ALL SELECT run_id, day, source_file, source_line FROM sup_runs WHERE {keep}
-            UNION ALL SELECT run_id, day, source_file, source_line FROM new_runs""")
-        con.execute("""
-            CREATE TEMP TABLE w AS SELECT * FROM g
-            QUALIFY row_number() OVER (PARTITION BY run_id
-                                       ORDER BY source_file DESC, source_line DESC) = 1""")
-        con.execute("""
-            CREATE TEMP TABLE losers AS
-            SELECT g.*, w.day AS win_day, w.source_file AS win_file, w.source_line AS win_line
-            FROM g JOIN w USING (run_id)
-            WHERE (g.source_file, g.source_line) <> (w.source_file, w.source_line)""")
-        staged = {t: set(_staged_days(staging, t)) for t in TABLES}
-        old_days = f"SELECT unnest(days) FROM old_ingest_files WHERE {gone}"
-        touched = f"""SELECT day FROM g WHERE run_id IN (
-                        SELECT run_id FROM new_runs
-                        UNION SELECT run_id FROM old_runs WHERE {gone}
-                        UNION SELECT run_id FROM sup_runs WHERE {gone})"""
-        replaced_days = _days(con, old_days)
-        days = sorted({d for t in TABLES for d in staged[t]} | replaced_days
-                      | _days(con, touched))
-        # Days whose rows must go or move: rewritten whole. The others only gain parts.
-        rewrite = set(days) & (
-            replaced_days
-            | _days(con, "SELECT day FROM losers UNION SELECT win_day FROM losers")
-            | _days(con, "SELECT day FROM sup_runs")
-            | _days(con, "SELECT day FROM old_flags WHERE code = 'run_id_duplicate'"))
-        plan: dict[str, list[list[str | None]]] = {"links": []}
-        moves: list[tuple[str, date, list[Path], list[Path]]] = []
-        for t in TABLES:
-            for d in days:
-                old_parts = sorted(self.link(t, d).glob("*.parquet"))
-                new_parts = sorted((staging / t / f"day={d.isoformat()}").glob("*.parquet"))
-                if d in rewrite or len(old_parts) + len(new_parts) > MAX_PARTS:
-                    rewrite.add(d)
-                    self._rewrite(con, t, d, commit, plan)
-                elif new_parts:
-                    moves.append((t, d, old_parts, new_parts))
-        # Staged parts move only after every rewrite has read the staging folder whole.
-        for t, d, old_parts, new_parts in moves:
-            version = self._version(t, d, False, commit)
-            version.mkdir(parents=True)
-            for p in old_parts:
-                _link_or_copy(p, version / p.name)
-            for i, p in enumerate(new_parts):
-                os.replace(p, version / f"part-{commit}-{i:05d}.parquet")
-            plan["links"].append([str(self.link(t, d)), str(version)])
-        self.root.mkdir(parents=True, exist_ok=True)
-        journal = self.root / JOURNAL
-        tmp_journal = self.root / (JOURNAL + ".tmp")
-        tmp_journal.write_text(json.dumps(plan))
-        os.replace(tmp_journal, journal)
-        self._apply(plan)
-        return CommitResult(days=days, rewritten_days=sorted(rewrite),
-                            superseded_runs=int(db.scalar(con, "SELECT count(*) FROM losers")))
-
-    def _rewrite(self, con: duckdb.DuckDBPyConnection, t: str, d: date, commit: str,
-                 plan: dict[str, list[list[str | None]]]) -> None:
-        """Write one day of table `t` anew from its old, superseded and staged rows."""
-        cols = ", ".join(c.name for c in TABLES[t].columns)
-        old_filter = f"day = $d AND {_KEEP}"
-        if t == "flags":
-            old_filter += " AND code <> 'run_id_duplicate'"
-        parts = [f"SELECT {cols} FROM old_{t} WHERE {old_filter}",
-                 f"SELECT {cols} FROM new_{t} WHERE day = $d"]
-        if t in RUN_TABLES:
-            parts.append(f"SELECT {cols} FROM sup_{t} WHERE {old_filter}")
-        if t == "flags":
-            parts.append(_DUPLICATE_FLAGS)
-        rows = " UNION ALL ".join(parts)
-        targets = [(False, "true")]
-        if t in RUN_TABLES:
-            # Rows of a line that lost to a later line with its run_id move aside; rows of
-            # other files (spans naming the run) are never a losing line's.
-            won = ("NOT EXISTS (SELECT 1 FROM losers l WHERE l.run_id = r.run_id "
-                   "AND l.source_file = r.source_file AND l.source_line = r.source_line)")
-            if t == "flags":
-                won = f"code = 'run_id_duplicate' OR {won}"
-            targets = [(False, won), (True, f"NOT ({won})")]
-        out_cols = ", ".join(c.name for c in TABLES[t].columns if c.name != "day")
-        for sup, cond in targets:
-            version = self._version(t, d, sup, commit)
-            version.mkdir(parents=True)
-            target = version / f"part-{commit}-00000.parquet"
-            n = db.scalar(con, f"COPY (SELECT {out_cols} FROM ({rows}) r WHERE {cond}) "
-                               f"TO {sql_str(str(target))} {PARQUET}", {"d": d})
-            if n:
-                plan["links"].append([str(self.link(t, d, sup)), str(version)])
-            else:
-                shutil.rmtree(version)
-                plan["links"].append([str(self.link(t, d, sup)), None])
+            dt = self.open(t)
+            if dt is not None:
+                n += len(dt.vacuum(retention_hours=max(0, int(retention_hours)), dry_run=False,
+                                   enforce_retention_duration=False))
+        return n
 
 
-_KEEP = "source_file NOT IN (SELECT source_file FROM replaced)"
-"""Rows of files this commit does not replace (`replaced` is a temp table of the commit)."""
-_DUP = CATALOG["run_id_duplicate"]
-_DUPLICATE_FLAGS = f"""
-    SELECT 'run' AS entity, run_id, win_day AS day, NULL AS span_id, NULL AS message_index,
-      NULL AS call_index, NULL AS tool_name, 'run_id_duplicate' AS code,
-      '{_DUP.severity}' AS severity, '{_DUP.category}' AS category,
-      printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
-             run_id, source_file, source_line, win_file, win_line) AS detail,
-      'derived' AS source, NULL AS finding_key, source_file, source_line
-    FROM losers WHERE win_day = $d"""
+def _in_predicate(values: list[str]) -> str:
+    return "source_file IN (" + ", ".join(sql_str(v) for v in values) + ")" if values \
+        else "false"
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    """A hard link (no bytes copied) where the file system has them, else a copy."""
+def _holding(dt: Any, sources: set[str]) -> tuple[list[tuple[str, int, str]], bool, int]:
+    """The files of `dt` that hold rows of `sources`: (files holding only such rows, as
+    (path, size, month); whether some file mixes them with others' rows; rows in the first)."""
+    if not sources:
+        return [], False, 0
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return [], False, 0
+    lo = actions.column("min.source_file").to_pylist() \
+        if "min.source_file" in actions.column_names else [None] * actions.num_rows
+    hi = actions.column("max.source_file").to_pylist() \
+        if "max.source_file" in actions.column_names else [None] * actions.num_rows
+    paths = actions.column("path").to_pylist()
+    sizes = actions.column("size_bytes").to_pylist()
+    rows = actions.column("num_records").to_pylist()
+    months = actions.column(f"partition.{PARTITION}").to_pylist()
+    ordered = sorted(sources)
+    whole, mixed, n = [], False, 0
+    for path, size, nrows, month, a, b in zip(paths, sizes, rows, months, lo, hi, strict=True):
+        if a is None or b is None:
+            mixed = True  # no statistics: cannot tell, so treat as mixed
+            continue
+        i = bisect.bisect_left(ordered, a)
+        if i == len(ordered) or ordered[i] > b:
+            continue  # no source of ours lies within [a, b]
+        if a == b:
+            whole.append((path, int(size), month))
+            n += int(nrows or 0)
+        else:
+            mixed = True
+    return whole, mixed, n
+
+
+def _stats(meta: pq.FileMetaData) -> str:
+    """Delta statistics of a data file: its row count and, for the columns that prune
+    (source_file, day, run_id), exact minimum, maximum and null count."""
+    out: dict[str, Any] = {"numRecords": meta.num_rows, "minValues": {}, "maxValues": {},
+                           "nullCount": {}}
+    schema = meta.schema.to_arrow_schema()
+    for name in ("source_file", "day", "run_id", "trace_id"):
+        if name not in schema.names:
+            continue
+        i = schema.get_field_index(name)
+        lo = hi = None
+        nulls = 0
+        ok = True
+        for g in range(meta.num_row_groups):
+            st = meta.row_group(g).column(i).statistics
+            if st is None or not st.has_min_max:
+                if st is not None and st.null_count == meta.row_group(g).num_rows:
+                    nulls += st.null_count
+                    continue
+                ok = False
+                break
+            nulls += st.null_count or 0
+            lo = st.min if lo is None else min(lo, st.min)
+            hi = st.max if hi is None else max(hi, st.max)
+        if not ok:
+            continue
+        out["nullCount"][name] = nulls
+        if lo is not None:
+            if isinstance(lo, date):
+                lo, hi = lo.isoformat(), hi.isoformat()  # type: ignore[union-attr]
+            out["minValues"][name] = lo
+            out["maxValues"][name] = hi
+    return json.dumps(out)
+
+
+def _lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
+    raw = commit.get("runlake")
+    if not raw:
+        return {}
     try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
+        meta = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
-def _days(con: duckdb.DuckDBPyConnection, sql: str) -> set[date]:
-    return {r[0] for r in con.execute(sql).fetchall() if r[0] is not None}
-
-
-def _staged_days(staging: Path, table: str) -> list[date]:
-    return [date.fromisoformat(p.name.removeprefix("day="))
-            for p in (staging / table).glob("day=*") if any(p.glob("*.parquet"))]
+def history(lake: Lake, limit: int | None = None) -> list[dict[str, Any]]:
+    """The lake's versions, newest first: one per ingest (manifest commit), with when, which
+    files and the rows added and removed per table."""
+    manifest = lake.open(MANIFEST)
+    if manifest is None:
+        return []
+    out = []
+    for h in manifest.history(limit):
+        meta = _lake_meta(h)
+        if not meta and h.get("operation") == "CREATE TABLE":
+            continue
+        out.append({"version": h["version"], "timestamp": h["timestamp"],
+                    "operation": h.get("operation"), **meta})
+    return out
 
 
 def clear_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
+

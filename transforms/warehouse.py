@@ -12,8 +12,11 @@ are never broken, and it holds no data but small lookup tables: opening it is ch
 reference fails the build loudly and leaves the previous warehouse in place.
 """
 
+import fcntl
 import os
 import re
+import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -23,15 +26,15 @@ from transforms import db, models
 from transforms.errors import WarehouseError
 from transforms.flags import CATALOG
 from transforms.lake import (
+    DEFAULT_RETENTION_HOURS,
     REGISTRY,
     REGISTRY_SCHEMA,
-    SUPERSEDED,
     Lake,
     duckdb_type,
-    scan_sql,
+    files_sql,
     sql_str,
 )
-from transforms.schemas import TABLES
+from transforms.schemas import RUN_TABLES, TABLES
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("macros", "staging", "intermediate", "marts", "checks")
@@ -67,21 +70,56 @@ def sql_files() -> list[Path]:
 
 
 DERIVED = "_derived"
-"""lake/_derived/<int_view>.parquet: the intermediate views, computed once per commit."""
-STAMP = "_lake_state"
-"""lake/_derived/_lake_state: the Lake.state() fingerprint the derived files were computed from."""
+"""lake/_derived/<state>/<int_view>.parquet: the intermediate views of one lake version."""
 
 
-def _prepare(con: duckdb.DuckDBPyConnection, home: Path) -> None:
-    """Schemas, a staging view per lake table, flag_codes, model_aliases and model_prices."""
-    lake = home / "lake"
+SUPERSEDED_LINES = """
+    SELECT run_id, day, source_file, source_line, win_day, win_file, win_line
+    FROM (
+        SELECT run_id, day, source_file, source_line,
+               first_value(day) OVER w AS win_day,
+               first_value(source_file) OVER w AS win_file,
+               first_value(source_line) OVER w AS win_line,
+               row_number() OVER w AS rank_
+        FROM staging.stg_runs_lines
+        WINDOW w AS (PARTITION BY run_id ORDER BY source_file DESC, source_line DESC)
+    )
+    WHERE rank_ > 1"""
+"""Lines whose run_id a later line (by source file path, then line number) also carries: the
+later line wins, the earlier lines' rows stay in the lake and are left out of the views."""
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
+             snapshot: dict[str, int] | None = None, derived: Path | None = None) -> None:
+    """Schemas, a staging view per lake table (its files at the `snapshot` versions, default
+    the lake's newest consistent version), flag_codes, model_aliases and model_prices."""
+    lake_ = Lake(home)
+    lake = lake_.root
+    versions = lake_.snapshot() if snapshot is None else snapshot
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
     for t in TABLES:
-        con.execute(f"CREATE VIEW staging.stg_{t} AS {scan_sql(lake, t)}")
-    # Runs that lost to a later line with the same run_id: kept, and counted by the checks.
-    con.execute("CREATE VIEW staging.stg_superseded_runs AS "
-                f"{scan_sql(lake / SUPERSEDED, 'runs')}")
+        v = versions.get(t, -1)
+        files = lake_.file_uris(t, v) if v >= 0 else []
+        body = files_sql(files, t, lake_.columns(t, v) if files else None)
+        name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+        con.execute(f"CREATE VIEW staging.{name} AS {body}")
+    # Every line keeps its rows in the lake; the views show the winning line of each run_id.
+    stored = derived / "superseded_lines.parquet" if derived is not None else None
+    if stored is not None and stored.exists():
+        con.execute("CREATE VIEW staging.stg_superseded_lines AS SELECT * FROM "
+                    f"read_parquet({sql_str(str(stored))})")
+    else:
+        con.execute(f"CREATE VIEW staging.stg_superseded_lines AS {SUPERSEDED_LINES}")
+    for t in RUN_TABLES:
+        con.execute(f"""CREATE VIEW staging.stg_{t} AS SELECT * FROM staging.stg_{t}_lines r
+            WHERE NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
+                              WHERE l.run_id = r.run_id AND l.source_file = r.source_file
+                                AND l.source_line = r.source_line)""")
+    con.execute("""CREATE VIEW staging.stg_superseded_runs AS SELECT * FROM staging.stg_runs_lines r
+        WHERE EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
+                      WHERE l.run_id = r.run_id AND l.source_file = r.source_file
+                        AND l.source_line = r.source_line)""")
     # The tool registry the last ingest checked calls against (empty without one).
     registry = lake / REGISTRY / "tools.parquet"
     if registry.exists():
@@ -108,51 +146,78 @@ def _run(con: duckdb.DuckDBPyConnection, f: Path) -> None:
         raise WarehouseError(f"{f.relative_to(SQL_DIR.parent)}: {e}") from e
 
 
-def derive(home: Path) -> None:
-    """Compute the intermediate views (links between runs and spans, per-run totals, findings
-    across tables) over the whole lake and store each as lake/_derived/<name>.parquet, so that
-    the public views join small precomputed tables instead of recomputing them per query.
-    Called by the writer after each commit."""
-    out = home / "lake" / DERIVED
-    out.mkdir(parents=True, exist_ok=True)
-    (out / STAMP).unlink(missing_ok=True)
-    state = Lake(home).state()
+def _derived_dir(home: Path, state: str) -> Path:
+    return home / "lake" / DERIVED / state[:24]
+
+
+def derive(home: Path, snapshot: dict[str, int] | None = None,
+           state: str | None = None) -> Path:
+    """Compute the links between runs and spans, per-run totals and findings across tables
+    over one lake version and store each intermediate view as a Parquet file in
+    lake/_derived/<state>/, so the public views join small precomputed tables instead of
+    recomputing them per query. A folder per lake version: readers of an older warehouse
+    keep reading the folder it names."""
+    lake = Lake(home)
+    snapshot = lake.snapshot() if snapshot is None else snapshot
+    state = lake.state(snapshot) if state is None else state
+    out = _derived_dir(home, state)
+    if (out / COMPLETE).exists():
+        return out
+    tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}")
+    tmp.mkdir(parents=True)
     con = db.connect()
     try:
-        _prepare(con, home)
+        _prepare(con, home, snapshot)
+        lines = tmp / "superseded_lines.parquet"
+        con.execute(f"COPY ({SUPERSEDED_LINES}) TO {sql_str(str(lines))} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
+                    f"read_parquet({sql_str(str(lines))})")
         for f in sql_files():
             if f.parent.name == "macros":
                 _run(con, f)  # intermediate views may call them
             elif f.parent.name == "intermediate":
                 _run(con, f)
-                tmp = out / f".{f.stem}.{uuid.uuid4().hex}.parquet"
-                con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO {sql_str(str(tmp))} "
-                            "(FORMAT parquet, COMPRESSION zstd)")
-                stored = out / f"{f.stem}.parquet"
-                os.replace(tmp, stored)
+                stored = tmp / f"{f.stem}.parquet"
+                con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO "
+                            f"{sql_str(str(stored))} (FORMAT parquet, COMPRESSION zstd)")
                 # Later intermediate views read this one from its file, as the warehouse will.
                 con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
                             f"SELECT * FROM read_parquet({sql_str(str(stored))})")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     finally:
         con.close()
-    (out / STAMP).write_text(state)
+    (tmp / COMPLETE).write_text(state)
+    try:
+        os.replace(tmp, out)
+    except OSError:  # another publisher stored the same version first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+COMPLETE = "_complete"
+"""The marker of a finished lake/_derived/<state>/ folder."""
 
 
 def _built_stamp(home: Path) -> Path:
-    """The lake state the published warehouse file was built from."""
+    """The lake state (and home folder) the published warehouse file was built from."""
     return home / f".{FILE_NAME}.lake_state"
 
 
+def _stamp_text(home: Path, state: str) -> str:
+    return f"{state}\n{home.resolve()}"
+
+
 def is_current(home: Path) -> bool:
-    """True when lake/_derived was computed from the lake as it is now and the published
-    warehouse was built after it; False after a commit whose derive or build step did not
-    finish (a crash, a recovered journal, a failed build) or when the file does not open."""
-    stamp = home / "lake" / DERIVED / STAMP
+    """True when the published warehouse was built from the lake's newest version in this
+    home folder; False after an ingest that died before publishing, after a failed build, in
+    a moved or copied home (its views name the old paths), or when the file does not open."""
     built = _built_stamp(home)
-    if not (path(home).exists() and stamp.exists() and built.exists()):
+    if not (path(home).exists() and built.exists()):
         return False
-    state = Lake(home).state()
-    if stamp.read_text() != state or built.read_text() != state:
+    if built.read_text() != _stamp_text(home, Lake(home).state()):
         return False
     try:
         db.connect(str(path(home)), read_only=True).close()
@@ -161,22 +226,25 @@ def is_current(home: Path) -> bool:
     return True
 
 
-def build(home: Path) -> Path:
-    """Rebuild the warehouse file for the lake under `home`; returns its path. Intermediate
-    views read their lake/_derived file when there is one (see `derive`)."""
+def build(home: Path, snapshot: dict[str, int] | None = None,
+          derived: Path | None = None) -> Path:
+    """Rebuild the warehouse file for one lake version (default: the newest) under `home`;
+    returns its path. Intermediate views read their derived files when given (see
+    `derive`)."""
     home.mkdir(parents=True, exist_ok=True)
+    lake = Lake(home)
+    snapshot = lake.snapshot() if snapshot is None else snapshot
+    state = lake.state(snapshot)
     target = path(home)
-    derived = home / "lake" / DERIVED
-    state = Lake(home).state()
     _built_stamp(home).unlink(missing_ok=True)
     tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
     try:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
-            _prepare(con, home)
+            _prepare(con, home, snapshot, derived)
             for f in sql_files():
-                stored = derived / f"{f.stem}.parquet"
-                if f.parent.name == "intermediate" and stored.exists():
+                stored = derived / f"{f.stem}.parquet" if derived is not None else None
+                if f.parent.name == "intermediate" and stored is not None and stored.exists():
                     con.execute(f"CREATE VIEW intermediate.{f.stem} AS SELECT * FROM "
                                 f"read_parquet({sql_str(str(stored.resolve()))})")
                 else:
@@ -185,11 +253,35 @@ def build(home: Path) -> Path:
         finally:
             con.close()
         os.replace(tmp, target)
-        _built_stamp(home).write_text(state)
+        _built_stamp(home).write_text(_stamp_text(home, state))
     finally:
         tmp.unlink(missing_ok=True)
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
     return target
+
+
+def publish(home: Path, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Path:
+    """Derive and build the warehouse for the lake's newest version, one publisher at a time
+    (a later one finds the work done); derived folders of older versions go once they are
+    older than the retention."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".publish.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            if is_current(home):
+                return path(home)
+            lake = Lake(home)
+            snapshot = lake.snapshot()
+            state = lake.state(snapshot)
+            derived = derive(home, snapshot, state)
+            target = build(home, snapshot, derived)
+            cutoff = time.time() - retention_hours * 3600
+            for old in (home / "lake" / DERIVED).glob("*"):
+                if old != derived and old.stat().st_mtime < cutoff:
+                    shutil.rmtree(old, ignore_errors=True)
+            return target
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def header(path: Path) -> dict[str, str]:
@@ -214,11 +306,17 @@ def view_docs() -> dict[str, dict[str, str]]:
 
 
 def live(home: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with every view computed from the lake as it is now, ignoring
-    lake/_derived and warehouse.duckdb: what the checks read before a warehouse is published."""
+    """An in-memory connection with every view computed from the lake as it is now (each
+    table's newest version), ignoring lake/_derived and warehouse.duckdb: what the checks read
+    before a warehouse is published."""
     con = db.connect()
     try:
-        _prepare(con, home)
+        # Every table as it is now, not as the last manifest commit pinned it: a table changed
+        # by anything but an ingest fails the checks rather than hiding behind that version.
+        _prepare(con, home, Lake(home).versions())
+        con.execute(f"CREATE TABLE staging.superseded_lines__computed AS {SUPERSEDED_LINES}")
+        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS "
+                    "SELECT * FROM staging.superseded_lines__computed")
         for f in sql_files():
             _run(con, f)
             if f.parent.name == "intermediate":
@@ -234,8 +332,12 @@ def live(home: Path) -> duckdb.DuckDBPyConnection:
 
 
 def connect(home: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to the warehouse; many may be open while a writer ingests."""
+    """A read-only connection to the warehouse; many may be open while a writer ingests. In a
+    moved or copied home the views are built again first (they name the lake's files)."""
     target = path(home)
     if not target.exists():
         raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
+    built = _built_stamp(home)
+    if built.exists() and not built.read_text().endswith(f"\n{home.resolve()}"):
+        publish(home)
     return db.connect(str(target), read_only=True)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from transforms.lake import MANIFEST, PARTITION
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.otlp import OtlpNormalizer
@@ -126,12 +127,20 @@ def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[
 
 
 def stage(table: pa.Table, staging: Path, name: str, part: str) -> None:
-    """Write `table` split by day to the staging area of the lake table `name`, in the lake's
-    final format: most commits move these parts into the lake as they are."""
-    days = table.column("day").unique().to_pylist()
-    for d in days:
-        piece = table if len(days) == 1 else table.filter(pc.equal(table["day"], d))
-        folder = staging / name / f"day={d.isoformat()}"
-        folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(piece.drop_columns(["day"]), folder / f"part-{part}.parquet",
+    """Write `table` split by month to the staging area of the lake table `name`, in the
+    lake's final format: the commit adds these files to the Delta table as they are."""
+    if name == MANIFEST:
+        pq.write_table(table, _target(staging / name, part), compression="zstd",
+                       compression_level=1)
+        return
+    months = pc.strftime(table.column("day").cast(pa.timestamp("s")), format="%Y-%m")
+    found = pc.unique(months).to_pylist()
+    for m in found:
+        piece = table if len(found) == 1 else table.filter(pc.equal(months, m))
+        pq.write_table(piece, _target(staging / name / f"{PARTITION}={m}", part),
                        compression="zstd", compression_level=1)
+
+
+def _target(folder: Path, part: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"part-{part}.parquet"

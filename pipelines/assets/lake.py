@@ -15,7 +15,6 @@ import dagster as dg
 from pipelines.resources import RunlakeResource
 from transforms import checks, db, warehouse
 from transforms.ingest import ingest
-from transforms.lake import Lake
 from transforms.landing import files_by_day
 from transforms.schemas import TABLES
 from transforms.settings import Settings
@@ -151,9 +150,7 @@ def warehouse_views(context: dg.AssetExecutionContext,
                     runlake: RunlakeResource) -> dg.MaterializeResult:
     """warehouse.duckdb: the lake's derived tables, then the views, rebuilt atomically."""
     s = runlake.settings()
-    with Lake(s.home).writer():
-        warehouse.derive(s.home)
-        path = warehouse.build(s.home)
+    path = warehouse.publish(s.home)
     con = warehouse.connect(s.home)
     try:
         n_runs, n_days, latest = con.execute(

@@ -1,5 +1,6 @@
--- Purpose: findings that need several records: a span whose parent is not in its trace, and a
--- run whose metadata totals disagree with its spans. Tolerances: tokens differ by more than
+-- Purpose: findings that need several records: a span whose parent is not in its trace, a
+-- run whose metadata totals disagree with its spans, and a run_id carried by several lines
+-- (the later line wins; the flag is on each earlier line). Tolerances: tokens differ by more than
 -- 2% of the larger count and more than 10 tokens; runtime by more than 10% and more than 500 ms.
 -- Grain: one row per finding, in the columns of the flags table.
 create or replace view intermediate.int_derived_flags as
@@ -71,8 +72,23 @@ runtime_gaps as (
           > greatest(500, 0.10 * greatest(runs.agent_runtime_ms, roots.duration_ms))
 ),
 
+duplicates as (
+    select
+        'run' as entity,
+        run_id,
+        win_day as day,
+        null as span_id,
+        'run_id_duplicate' as code,
+        printf('run_id %s is on %s:%d and again on the later line %s:%d, which wins',
+               run_id, source_file, source_line, win_file, win_line) as detail,
+        source_file,
+        source_line
+    from staging.stg_superseded_lines
+),
+
 findings as (
     select * from orphans
+    union all select * from duplicates
     union all select * from token_gaps
     union all select * from runtime_gaps
 )

@@ -3,12 +3,13 @@
 from datetime import date
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transforms.ingest import ingest
+from transforms.lake import Lake
 from transforms.readers import BOM, BlockReader, InputFile
+from transforms.schemas import TABLES
 from transforms.warehouse import connect
 from transforms.worker import BlockTask, normalize_block
 
@@ -22,9 +23,9 @@ terminators = st.sampled_from([b"\n", b"\r\n"])
 
 
 def _visible_files(home: Path) -> list[tuple[str, bytes]]:
-    """Every Parquet file readers see, by the path they see it at."""
-    return sorted((str(p.relative_to(home)), p.read_bytes())
-                  for p in (home / "lake").glob("**/day=*/*.parquet") if "_versions" not in p.parts)
+    """Every data file of every lake table at its current version, with its bytes."""
+    lake = Lake(home)
+    return sorted((f, Path(f).read_bytes()) for t in TABLES for f in lake.file_uris(t))
 
 
 def _expected_lines(data: bytes) -> int:
@@ -90,8 +91,7 @@ def test_lake_accounting_and_idempotence(tmp_path_factory, parts: list[bytes], t
         "SELECT lines, lines_accepted, lines_quarantined, lines_blank FROM ingest_files"
     ).fetchone()
     n_runs_lines = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-    n_sup = sum(pq.read_metadata(p).num_rows for p in
-                (root / "home" / "lake" / "_superseded" / "runs").glob("day=*/*.parquet"))
+    n_sup = con.execute("SELECT count(*) FROM staging.stg_superseded_runs").fetchone()[0]
     n_quar = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
     con.close()
     assert lines == acc + quar + blank == _expected_lines(path.read_bytes())

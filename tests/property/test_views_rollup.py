@@ -55,9 +55,10 @@ def _line(i: int, r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lake(home: Path, table: str) -> pl.DataFrame:
-    if not list((home / "lake" / table).glob("day=*/*.parquet")):
+    """A lake table as a polars user reads it: the Delta table, without its partition column."""
+    if not (home / "lake" / table / "_delta_log").is_dir():
         return pl.DataFrame(TABLES[table].schema.empty_table())
-    return pl.read_parquet(home / "lake" / table / "day=*" / "*.parquet", hive_partitioning=True)
+    return pl.read_delta(str(home / "lake" / table)).drop("month")
 
 
 def _rows(home: Path, sql: str) -> list[tuple[Any, ...]]:

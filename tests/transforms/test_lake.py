@@ -1,5 +1,7 @@
-"""The lake: day partitions replaced whole, re-ingest is a no-op, duplicates resolve across
-files and days, and a crash leaves the previous warehouse readable."""
+"""The lake: Delta tables where a changed file's rows are replaced, re-ingest is a no-op,
+duplicates resolve across files and days, concurrent ingests lose nothing, replaced files stay
+for readers until the retention has passed, and a failed publishing step leaves the previous
+warehouse readable. (Crashes at every stage: test_lake_crash.py.)"""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 from transforms import lake as lake_mod
 from transforms import warehouse
 from transforms.ingest import ingest
+from transforms.schemas import RUN_TABLES
 
 
 def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
@@ -19,9 +22,16 @@ def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
 
 
 def snapshot(home: Path) -> dict[str, bytes]:
-    """Every Parquet file readers see, by the path they see it at."""
-    return {str(p.relative_to(home)): p.read_bytes()
-            for p in (home / "lake").glob("**/day=*/*.parquet") if "_versions" not in p.parts}
+    """Every data file of every lake table at its current version, by path, with its bytes."""
+    lake = lake_mod.Lake(home)
+    return {f: Path(f).read_bytes() for t in lake_mod.TABLES for f in lake.file_uris(t)}
+
+
+def delta_rows(home: Path, table: str) -> list[dict[str, Any]]:
+    """The rows of a lake table as a Delta reader (polars) sees them."""
+    import polars as pl
+
+    return pl.read_delta(str(home / "lake" / table)).to_dicts()
 
 
 def test_reingest_changes_nothing(write_lines: Callable[..., Path], home: Path) -> None:
@@ -47,7 +57,8 @@ def test_changed_file_replaces_its_rows(write_lines: Callable[..., Path], home: 
         ("a3", "2026-11-22"), ("b1", "2026-11-21")]
     assert query("SELECT count(*) FROM messages") == [(2,)]
     assert query("SELECT count(*) FROM ingest_files") == [(2,)]
-    assert not (home / "lake" / "runs" / "day=2026-11-20").exists()
+    # In the Delta table itself: the old rows are gone, not only hidden by the views.
+    assert sorted(r["run_id"] for r in delta_rows(home, "runs")) == ["a3", "b1"]
     assert b.exists()
 
 
@@ -60,7 +71,7 @@ def test_rewritten_day_after_a_day_that_only_gains_parts(
     write_lines([run("a2", "2000-01-01")], name="a.responses.jsonl")
     ingest([a], home)
     assert query("SELECT run_id, day::VARCHAR FROM runs") == [("a2", "2000-01-01")]
-    assert not (home / "lake" / "runs" / "day=2099-01-01").exists()
+    assert [r["run_id"] for r in delta_rows(home, "runs")] == ["a2"]
 
 
 def test_duplicate_across_files_and_days(write_lines: Callable[..., Path], home: Path,
@@ -100,37 +111,6 @@ def test_ingest_order_does_not_matter(write_lines: Callable[..., Path], tmp_path
     assert results[0][0][1] == "b"
 
 
-def test_crash_mid_commit_rolls_forward(write_lines: Callable[..., Path], home: Path,
-                                        monkeypatch: pytest.MonkeyPatch,
-                                        query: Callable[..., Any]) -> None:
-    """A writer that dies between renames leaves a journal; the next writer finishes the commit."""
-    path = write_lines([run("r1", "2026-11-20")])
-    ingest([path], home)
-    write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-21")])
-    real = lake_mod.os.replace
-    calls = {"n": 0}
-
-    def dying_replace(src: str, dst: str) -> None:
-        if Path(src).name.startswith(".day="):  # a link switch
-            calls["n"] += 1
-            if calls["n"] == 4:
-                raise OSError("disk vanished")
-        real(src, dst)
-
-    monkeypatch.setattr(lake_mod.os, "replace", dying_replace)
-    with pytest.raises(OSError, match="disk vanished"):
-        ingest([path], home)
-    monkeypatch.setattr(lake_mod.os, "replace", real)
-    assert (home / "lake" / lake_mod.JOURNAL).exists()
-    # The views still open: the warehouse of the previous ingest is in place.
-    assert query("SELECT count(*) FROM flag_codes")[0][0] > 0
-    report = ingest([path], home)
-    assert report.recovered
-    assert query("SELECT run_id, final_response FROM runs ORDER BY 1") == [
-        ("r1", "v2"), ("r2", "ok")]
-    assert not (home / "lake" / lake_mod.JOURNAL).exists()
-
-
 def test_failed_build_keeps_previous_warehouse(write_lines: Callable[..., Path], home: Path,
                                                monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
@@ -159,7 +139,7 @@ def test_a_failed_publishing_step_is_redone_by_the_next_ingest(
     write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-21")])
     real = getattr(warehouse, step)
 
-    def dying(h: Path) -> None:
+    def dying(*args: Any) -> None:
         raise OSError("killed")
 
     monkeypatch.setattr(warehouse, step, dying)
@@ -177,15 +157,20 @@ def test_a_failed_publishing_step_is_redone_by_the_next_ingest(
 
 
 def test_readers_survive_a_rebuild(write_lines: Callable[..., Path], home: Path) -> None:
-    """A reader holding the warehouse read-only keeps querying while a writer ingests."""
-    ingest([write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")], home)
+    """A reader holding the warehouse read-only keeps querying the version it opened while a
+    writer ingests and replaces rows; a new connection sees the new version."""
+    a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    ingest([a], home)
     con = warehouse.connect(home)
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
-    ingest([write_lines([run("r2", "2026-11-20")], name="b.responses.jsonl")], home)
-    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    write_lines([run("r1", "2026-11-20", "v2")], name="a.responses.jsonl")
+    ingest([a, write_lines([run("r2", "2026-11-20")], name="b.responses.jsonl")], home)
+    # Its files were replaced, not deleted: the old version still reads whole.
+    assert con.execute("SELECT run_id, final_response FROM runs").fetchall() == [("r1", "ok")]
     con.close()
     con = warehouse.connect(home)
-    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    assert con.execute("SELECT run_id, final_response FROM runs ORDER BY 1").fetchall() == [
+        ("r1", "v2"), ("r2", "ok")]
     con.close()
 
 
@@ -200,60 +185,144 @@ def test_warehouse_opens_with_older_duckdb_storage(home: Path,
     assert tags == ({"storage_version": "v1.5.0+"},)
 
 
-def _parts(home: Path, table: str, day: str) -> list[str]:
-    return sorted(p.name for p in (home / "lake" / table / f"day={day}").glob("*.parquet"))
+def _files(home: Path, table: str) -> list[str]:
+    return lake_mod.Lake(home).file_uris(table)
+
+
+def test_lake_tables_are_delta_tables_polars_reads(write_lines: Callable[..., Path], home: Path,
+                                                    query: Callable[..., Any]) -> None:
+    """Every lake table has a Delta log, and pl.scan_delta counts what the warehouse counts."""
+    import polars as pl
+
+    from tests.test_end_to_end import SAMPLES
+
+    ingest([SAMPLES], home)
+    for t in lake_mod.TABLES:
+        assert (home / "lake" / t / "_delta_log").is_dir(), t
+        n = pl.scan_delta(str(home / "lake" / t)).select(pl.len()).collect().item()
+        (lines,) = query(f"SELECT count(*) FROM staging.stg_{t}"
+                         + ("_lines" if t in RUN_TABLES else ""))[0]
+        assert n == lines, t
 
 
 def test_new_rows_are_added_without_rewriting(write_lines: Callable[..., Path], home: Path,
                                               query: Callable[..., Any]) -> None:
-    """A second file for the same day adds its parts; the day's old parts are kept as they are."""
+    """A second file for the same month adds its data file; the old files stay as they are."""
     ingest([write_lines([run("a", "2026-11-20")], name="a.responses.jsonl")], home)
-    first = _parts(home, "runs", "2026-11-20")
-    report = ingest([write_lines([run("b", "2026-11-20")], name="b.responses.jsonl")], home)
-    assert report.rewritten_days == []
-    parts = _parts(home, "runs", "2026-11-20")
-    assert len(parts) == 2 and set(first) < set(parts)
+    first = snapshot(home)
+    ingest([write_lines([run("b", "2026-11-20")], name="b.responses.jsonl")], home)
+    files = _files(home, "runs")
+    assert len(files) == 2
+    after = snapshot(home)
+    assert all(after.get(f) == data for f, data in first.items()
+               if "/ingest_files/" not in f)
     assert query("SELECT run_id FROM runs ORDER BY 1") == [("a",), ("b",)]
 
 
-def test_many_parts_are_compacted(write_lines: Callable[..., Path], home: Path,
+def test_many_files_are_compacted(write_lines: Callable[..., Path], home: Path,
                                   monkeypatch: pytest.MonkeyPatch,
                                   query: Callable[..., Any]) -> None:
-    """Past MAX_PARTS a day is rewritten into one file, rows unchanged."""
-    monkeypatch.setattr(lake_mod, "MAX_PARTS", 2)
+    """Past COMPACT_FILES a month partition is compacted, rows unchanged; a changed file is
+    still replaced inside the compacted file."""
+    monkeypatch.setattr(lake_mod, "COMPACT_FILES", 2)
     for name in "abc":
         ingest([write_lines([run(name, "2026-11-20")], name=f"{name}.responses.jsonl")], home)
-    assert len(_parts(home, "runs", "2026-11-20")) == 1
+    assert len(_files(home, "runs")) == 1
     assert query("SELECT run_id FROM runs ORDER BY 1") == [("a",), ("b",), ("c",)]
+    b = write_lines([run("b", "2026-11-20", "v2")], name="b.responses.jsonl")
+    ingest([b], home)
+    assert query("SELECT run_id, final_response FROM runs ORDER BY 1") == [
+        ("a", "ok"), ("b", "v2"), ("c", "ok")]
+    assert sorted(r["run_id"] for r in delta_rows(home, "runs")) == ["a", "b", "c"]
 
 
-def test_replaced_versions_are_collected_after_the_grace_period(
+def test_a_replaced_file_stays_for_the_retention_counted_from_its_replacement(
         write_lines: Callable[..., Path], home: Path) -> None:
-    """Versions no link points to stay for readers mid-query, then go."""
+    """A data file written long ago and replaced now is not deleted by the commit that replaces
+    it (readers may be reading it): vacuum keeps it for the retention after the replacement,
+    however old the file is, and then removes it."""
+    import os
+    import time
+
     path = write_lines([run("a", "2026-11-20")])
     ingest([path], home)
+    old = _files(home, "runs")
+    week_ago = time.time() - 7 * 86400
+    for f in old:
+        os.utime(f, (week_ago, week_ago))
     write_lines([run("a", "2026-11-20", "v2")])
     ingest([path], home)
     lake = lake_mod.Lake(home)
-    versions = lambda: list((home / "lake" / lake_mod.VERSIONS).glob("*/day=*"))  # noqa: E731
-    before = len(versions())
-    assert lake.collect_garbage() == 0
-    assert lake.collect_garbage(grace_seconds=-1) > 0
-    assert len(versions()) < before
+    assert lake.vacuum(retention_hours=1) == 0
+    assert all(Path(f).exists() for f in old)
+    assert lake.vacuum(retention_hours=0) > 0
+    assert not any(Path(f).exists() for f in old)
     con = warehouse.connect(home)
     assert con.execute("SELECT final_response FROM runs").fetchall() == [("v2",)]
     con.close()
 
 
-def test_one_writer_at_a_time(write_lines: Callable[..., Path], home: Path) -> None:
-    """A second writer fails at once with a clear message; the first is unharmed."""
-    from transforms.errors import LakeBusy
+def test_concurrent_ingests_lose_nothing(write_lines: Callable[..., Path],
+                                         tmp_path: Path) -> None:
+    """Two runlake ingest processes on one home, each with half of a landing folder, give the
+    same tables as one ingest of all of it."""
+    import subprocess
+    import sys
 
-    path = write_lines([run("a", "2026-11-20")])
-    lake = lake_mod.Lake(home)
-    with lake.writer(), pytest.raises(LakeBusy, match="another runlake ingest"):
-        ingest([path], home)
-    assert ingest([path], home).files[0].accepted == 1
+    from tests.test_end_to_end import SAMPLES
+
+    files = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and ".jsonl" in p.name
+                   or p.name.endswith(".durable.json"))
+    halves = [files[0::2], files[1::2]]
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    ingest(files, serial, workers=1)
+    procs = [subprocess.Popen([sys.executable, "-c", "from transforms.cli import main; main()",
+                               "ingest",
+                               *map(str, half), "--home", str(parallel), "--workers", "1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for half in halves]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    assert table_digests(parallel) == table_digests(serial)
+
+
+def table_digests(home: Path) -> dict[str, str]:
+    """A digest of each public lake view's rows (order-free, paths of the home left out)."""
+    import hashlib
+
+    con = warehouse.connect(home)
+    try:
+        out = {}
+        for t in lake_mod.TABLES:
+            cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall()
+                    if r[0] not in ("ingested_at",)]
+            rows = sorted(repr(r) for r in con.execute(
+                f"SELECT {', '.join(cols)} FROM {t}").fetchall())
+            out[t] = hashlib.sha256("\n".join(rows).encode()).hexdigest()
+        return out
+    finally:
+        con.close()
+
+
+def test_a_moved_home_still_answers(write_lines: Callable[..., Path], tmp_path: Path) -> None:
+    """The whole home folder moved elsewhere: the warehouse is rebuilt on open and answers."""
+    import shutil
+
+    first = tmp_path / "first"
+    ingest([write_lines([run("a", "2026-11-20")])], first)
+    moved = tmp_path / "moved"
+    shutil.move(str(first), str(moved))
+    con = warehouse.connect(moved)
+    try:
+        assert con.execute("SELECT run_id FROM runs").fetchall() == [("a",)]
+        files = [r[0] for r in con.execute(
+            "SELECT DISTINCT filename FROM read_parquet([" + ", ".join(
+                f"'{f}'" for f in lake_mod.Lake(moved).file_uris("runs")) + "], "
+            "filename = true)").fetchall()]
+    finally:
+        con.close()
+    assert files and all(f.startswith(str(moved)) for f in files)
 
 
 def test_lake_written_before_a_new_column_still_reads(write_lines: Callable[..., Path],

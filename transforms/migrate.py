@@ -1,0 +1,83 @@
+"""Converting a lake written before Delta Lake (day links to version folders) on first use.
+
+The old lake is read whole through DuckDB (its current day links, and the rows of lines that
+lost to a later line with the same run_id, which the Delta lake keeps in the tables), written
+as Delta tables beside it, and swapped in; the old folder is kept as lake.before-delta-<time>
+until the user removes it. Nothing is read from the input files again.
+"""
+
+import fcntl
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from transforms import db
+from transforms.lake import MANIFEST, PARTITION, Lake, duckdb_type, lake_schema, sql_str
+from transforms.schemas import TABLES
+
+
+def _old_rows(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> pa.Table:
+    globs = [p for p in (root / table, root / "_superseded" / table)
+             if any(p.glob("day=*/*.parquet"))]
+    if not globs:
+        return pa.Table.from_batches([], schema=lake_schema(table))
+    present = {r[0] for g in globs for r in con.execute(
+        f"SELECT DISTINCT name FROM parquet_schema({sql_str(str(g) + '/day=*/*.parquet')})"
+    ).fetchall()} | {"day"}
+    cols = ", ".join(c.name if c.name in present
+                     else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
+                     for c in TABLES[table].columns)
+    parts = " UNION ALL ".join(
+        f"SELECT {cols} FROM read_parquet({sql_str(str(g) + '/day=*/*.parquet')}, "
+        "hive_partitioning = true, hive_types = {'day': DATE}, union_by_name = true)"
+        for g in globs)
+    rows: pa.Table = con.execute(f"SELECT * FROM ({parts})").to_arrow_table()
+    if table == "flags":  # now derived by the views from the lines that carry one run_id
+        rows = rows.filter(pc.not_equal(rows["code"], "run_id_duplicate"))
+    if table != MANIFEST:
+        months = pc.strftime(rows["day"].cast(pa.timestamp("s")), format="%Y-%m")
+        rows = rows.append_column(PARTITION, months)
+    return rows.cast(lake_schema(table))
+
+
+def convert(lake: Lake) -> None:
+    """Convert the legacy lake under `lake.home` into Delta tables, once."""
+    from deltalake import CommitProperties, write_deltalake
+
+    lake.home.mkdir(parents=True, exist_ok=True)
+    with open(lake.home / ".migrate.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        if not lake.is_legacy():
+            return  # another process converted it while this one waited
+        print(f"runlake: converting the lake in {lake.root} to Delta Lake tables (once; the "
+              f"old folder is kept beside it)", file=sys.stderr)
+        fresh = lake.home / f".lake.delta-{os.getpid()}"
+        shutil.rmtree(fresh, ignore_errors=True)
+        con = db.connect()
+        try:
+            # The manifest last, naming the table versions it completes (as an ingest does).
+            for t in [*(t for t in TABLES if t != MANIFEST), MANIFEST]:
+                rows = _old_rows(con, lake.root, t)
+                meta = {"ingest_id": "migration", "files": [], "n_files": rows.num_rows,
+                        "tables": {t: 0 for t in TABLES if t != MANIFEST},
+                        "rows_added": {}, "rows_removed": {}}
+                write_deltalake(str(fresh / t), rows, mode="overwrite",
+                                partition_by=[PARTITION] if t != MANIFEST else None,
+                                commit_properties=CommitProperties(
+                                    custom_metadata={"runlake": json.dumps(meta)}))
+        finally:
+            con.close()
+        for keep in ("_registry", "_models"):
+            if (lake.root / keep).exists():
+                shutil.copytree(lake.root / keep, fresh / keep)
+        old = lake.home / f"lake.before-delta-{time.strftime('%Y%m%dT%H%M%S')}"
+        os.replace(lake.root, old)
+        os.replace(fresh, lake.root)
+        (lake.home / ".warehouse.duckdb.lake_state").unlink(missing_ok=True)
