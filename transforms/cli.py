@@ -169,6 +169,9 @@ def sql_cmd(
     fmt: Annotated[str, typer.Option("--format", help="table, csv, json or parquet")] = "table",
     output: Annotated[Path | None, typer.Option(help="Write the result to this file.")] = None,
     limit: Annotated[int, typer.Option(help="Rows to print as a table.")] = 200,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", help="Answer from an earlier lake version: a version number from "
+        "`runlake history`, or a UTC timestamp like 2026-11-20T08:00:00Z.")] = None,
 ) -> None:
     """Run a read-only SQL query against the warehouse."""
     if fmt not in ("table", "csv", "json", "parquet"):
@@ -178,8 +181,11 @@ def sql_cmd(
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
     try:
-        con = warehouse.connect(_home(home))
-    except FileNotFoundError as e:
+        if as_of is None:
+            con = warehouse.connect(_home(home))
+        else:
+            con = warehouse.at(_home(home), int(as_of) if as_of.isdigit() else as_of)
+    except (FileNotFoundError, InputError) as e:
         _fail(str(e), 2)
     try:
         kinds = [s.type.name for s in con.extract_statements(query)]
@@ -254,6 +260,34 @@ def views_cmd(home: HomeOpt = None) -> None:
     for name, cols in rows:
         grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
         t.add_row(name, grain, cols)
+    out.print(t, highlight=False, markup=False)
+
+
+@app.command("history")
+def history_cmd(
+    home: HomeOpt = None,
+    limit: Annotated[int, typer.Option(help="Versions to list, newest first.")] = 20,
+) -> None:
+    """List the lake's versions: when each ingest committed, which files, and the rows it
+    added and removed per table (`runlake sql --as-of VERSION` answers from one)."""
+    from datetime import UTC, datetime
+
+    from transforms.lake import Lake, history
+
+    h = _home(home)
+    if not (h / "lake").is_dir():
+        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    t = Table(show_edge=False)
+    for c in ("version", "committed (UTC)", "files", "rows added", "rows removed"):
+        t.add_column(c, overflow="fold")
+    for v in history(Lake(h), limit):
+        names = [Path(f).name for f in v.get("files", [])]
+        files = f"{v.get('n_files', len(names))}: " + ", ".join(names[:3]) + (
+            " …" if len(names) > 3 else "")
+        per = lambda d: ", ".join(f"{k} {n:,}" for k, n in (d or {}).items() if n)  # noqa: E731
+        when = datetime.fromtimestamp(v["timestamp"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        t.add_row(str(v["version"]), when, _printable(files),
+                  per(v.get("rows_added")) or "–", per(v.get("rows_removed")) or "–")
     out.print(t, highlight=False, markup=False)
 
 

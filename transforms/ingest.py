@@ -16,7 +16,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from transforms import db, models, registry, warehouse
-from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, month_of, scan_sql
+from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
     DEFAULT_BLOCK_BYTES,
@@ -149,10 +149,10 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 lake.write_registry(reg.rows())
             with lake.committing():
                 result = lake.commit(staging, [f.source_file for f, _ in todo],
-                                     ingest_rows.to_arrow("ingest_files"), ingest_id, all_days)
-                report.days = result.days
-                report.maintenance = lake.maintain({month_of(d) for d in result.days},
-                                                   retention_hours)
+                                     ingest_rows.to_arrow("ingest_files"), ingest_id, all_days,
+                                     retention_hours)
+            report.days = result.days
+            report.maintenance = result.maintenance
         # Also after an ingest that died before its views were published.
         if build_views and lake.root.is_dir() and not warehouse.is_current(home):
             warehouse.publish(home, retention_hours)

@@ -157,6 +157,7 @@ class CommitResult:
     versions: dict[str, int] = field(default_factory=dict)
     rows_added: dict[str, int] = field(default_factory=dict)
     rows_removed: dict[str, int] = field(default_factory=dict)
+    maintenance: dict[str, int] = field(default_factory=dict)
 
 
 GLOB_CHARS = "[]?*{}\\"
@@ -322,9 +323,11 @@ class Lake:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
-               days: Iterable[date] = ()) -> CommitResult:
+               days: Iterable[date] = (),
+               retention_hours: float = DEFAULT_RETENTION_HOURS) -> CommitResult:
         """Commit one ingest: the staged parts of every data table (replacing all rows of
-        `sources`), then the manifest rows of `sources` (see the module docstring)."""
+        `sources`), the upkeep of the months it touched (`maintain`), then the manifest rows
+        of `sources`, recording the table versions (see the module docstring)."""
         from deltalake import CommitProperties, write_deltalake
 
         result = CommitResult(days=sorted(set(days)))
@@ -334,6 +337,12 @@ class Lake:
             result.versions[t] = version
             result.rows_added[t] = added
             result.rows_removed[t] = removed
+        # Before the manifest, so the versions it records include the compacted files (the
+        # files compaction replaced may then be vacuumed without breaking that version).
+        result.maintenance = self.maintain({month_of(d) for d in result.days}, retention_hours)
+        for t, v in self.versions().items():
+            if t != MANIFEST and result.versions.get(t, -1) >= 0:
+                result.versions[t] = v
         meta = {"ingest_id": ingest_id, "files": sources[:1000], "n_files": len(sources),
                 "tables": result.versions, "rows_added": result.rows_added,
                 "rows_removed": result.rows_removed}

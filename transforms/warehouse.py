@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 
 from transforms import db, models
-from transforms.errors import WarehouseError
+from transforms.errors import InputError, WarehouseError
 from transforms.flags import CATALOG
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
@@ -307,13 +307,33 @@ def view_docs() -> dict[str, dict[str, str]]:
 
 def live(home: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view computed from the lake as it is now (each
-    table's newest version), ignoring lake/_derived and warehouse.duckdb: what the checks read
-    before a warehouse is published."""
+    table's newest version; a table changed by anything but an ingest then fails the checks
+    rather than hiding behind the version the manifest pinned), ignoring lake/_derived and
+    warehouse.duckdb: what the checks read before a warehouse is published."""
+    return _computed(home, Lake(home).versions())
+
+
+def at(home: Path, as_of: int | str) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with every view of an earlier lake version: a manifest version
+    (`runlake history` lists them) or a timestamp; its files must not have been vacuumed."""
+    lake = Lake(home)
+    snapshot = lake.snapshot(as_of)
+    con = _computed(home, snapshot)
+    try:
+        con.execute("SELECT count(*) FROM staging.stg_ingest_files").fetchall()
+        for t in TABLES:
+            con.execute(f"SELECT count(*) FROM staging.stg_{t}").fetchall()
+    except duckdb.IOException as e:
+        con.close()
+        raise InputError(f"lake version {snapshot.get('ingest_files')} is older than the "
+                         "retention and its files were vacuumed; choose a newer one") from e
+    return con
+
+
+def _computed(home: Path, snapshot: dict[str, int]) -> duckdb.DuckDBPyConnection:
     con = db.connect()
     try:
-        # Every table as it is now, not as the last manifest commit pinned it: a table changed
-        # by anything but an ingest fails the checks rather than hiding behind that version.
-        _prepare(con, home, Lake(home).versions())
+        _prepare(con, home, snapshot)
         con.execute(f"CREATE TABLE staging.superseded_lines__computed AS {SUPERSEDED_LINES}")
         con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS "
                     "SELECT * FROM staging.superseded_lines__computed")
