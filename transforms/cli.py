@@ -95,12 +95,14 @@ def ingest_cmd(
                                 progress=lambda n: bar.advance(task, n),
                                 tools=tools or settings.tools,
                                 model_aliases=model_aliases or settings.model_aliases,
-                                prices=prices or settings.prices)
+                                prices=prices or settings.prices,
+                                retention_hours=settings.retention_hours)
         else:
             report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
                             tools=tools or settings.tools,
                             model_aliases=model_aliases or settings.model_aliases,
-                            prices=prices or settings.prices)
+                            prices=prices or settings.prices,
+                            retention_hours=settings.retention_hours)
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:

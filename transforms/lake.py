@@ -281,6 +281,21 @@ class Lake:
             raise RunlakeError(f"the lake table {table} cannot be read ({e}); run "
                                "`runlake doctor --repair`") from e
 
+    def file_days(self, table: str, version: int) -> list[tuple[str, date | None, date | None]]:
+        """The data files of `table` at `version` (absolute paths) with the first and last
+        day of their rows (None when the file carries no statistics)."""
+        dt = self.open(table, version) if version >= 0 else None
+        if dt is None or table == MANIFEST:
+            return []
+        actions = pa.table(dt.get_add_actions(flatten=True))
+        names = actions.column_names
+        n = actions.num_rows
+        lo = actions.column("min.day").to_pylist() if "min.day" in names else [None] * n
+        hi = actions.column("max.day").to_pylist() if "max.day" in names else [None] * n
+        base = self.root / table
+        return sorted((str(base / path), a, b) for path, a, b in zip(
+            actions.column("path").to_pylist(), lo, hi, strict=True))
+
     def columns(self, table: str, version: int | None = None) -> set[str]:
         dt = self.open(table, version)
         if dt is None:

@@ -3,8 +3,8 @@
 This module is the one declaration of runlake's tables: the normalizers build Arrow tables
 against these schemas, the warehouse makes typed empty views from them, and the data
 dictionary in the README is generated from them (`runlake schema --tables`).
-`day` is the Hive partition key: it is a column of every table but lives in the folder name
-(`day=YYYY-MM-DD`), not inside the Parquet files.
+Each table is a Delta table partitioned by `month` (YYYY-MM of `day`, see transforms.lake);
+`day` is a column of every table, stored in its files.
 """
 
 from dataclasses import dataclass
@@ -61,9 +61,10 @@ def _c(name: str, typ: pa.DataType, doc: str) -> Column:
     return Column(name, typ, doc)
 
 
-DAY = _c("day", pa.date32(), "UTC day of the run (Hive partition key).")
+DAY = _c("day", pa.date32(), "UTC day of the run (the Delta table is partitioned by its "
+         "month).")
 FILE_DAY = _c("day", pa.date32(), "Day of the file: its YYYY-MM-DD folder, else the ingest "
-              "date (Hive partition key).")
+              "date.")
 SOURCE_FILE = _c("source_file", pa.string(),
                  "Input file, as its absolute path.")
 SOURCE_LINE = _c("source_line", pa.int64(), "1-based line number in source_file.")

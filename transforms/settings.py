@@ -36,6 +36,9 @@ class Settings(BaseSettings):
                                                "contract finding.")
     max_truncation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest share of "
                                        "a day's runs with a truncation finding.")
+    retention_hours: float = Field(2.0, ge=0, description="How long files replaced in the "
+                                   "lake stay on disk for queries that started before "
+                                   "(vacuum); longer than your longest query.")
     webhook_url: str | None = Field(None, description="URL that receives a JSON summary (POST) "
                                     "when a nightly report finds a regression or missing test "
                                     "cases (`runlake report`, the nightly_report asset).")

@@ -13,11 +13,15 @@ reference fails the build loudly and leaves the previous warehouse in place.
 """
 
 import fcntl
+import hashlib
+import json
 import os
 import re
 import shutil
 import time
 import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -27,6 +31,7 @@ from transforms.errors import InputError, WarehouseError
 from transforms.flags import CATALOG
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
+    MODEL_TABLES,
     REGISTRY,
     REGISTRY_SCHEMA,
     Lake,
@@ -90,9 +95,11 @@ later line wins, the earlier lines' rows stay in the lake and are left out of th
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
-             snapshot: dict[str, int] | None = None, derived: Path | None = None) -> None:
+             snapshot: dict[str, int] | None = None, derived: Path | None = None,
+             window: "Window | None" = None) -> None:
     """Schemas, a staging view per lake table (its files at the `snapshot` versions, default
-    the lake's newest consistent version), flag_codes, model_aliases and model_prices."""
+    the lake's newest consistent version; with a `window`, only its days), flag_codes,
+    model_aliases and model_prices."""
     lake_ = Lake(home)
     lake = lake_.root
     versions = lake_.snapshot() if snapshot is None else snapshot
@@ -100,8 +107,14 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
         con.execute(f"CREATE SCHEMA {schema}")
     for t in TABLES:
         v = versions.get(t, -1)
-        files = lake_.file_uris(t, v) if v >= 0 else []
+        if window is None or t == "ingest_files":
+            files = lake_.file_uris(t, v) if v >= 0 else []
+        else:
+            files = window.files[t]
         body = files_sql(files, t, lake_.columns(t, v) if files else None)
+        if window is not None and t != "ingest_files":
+            body = (f"SELECT * FROM ({body}) WHERE day BETWEEN DATE '{window.first}' "
+                    f"AND DATE '{window.last}'")
         name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
         con.execute(f"CREATE VIEW staging.{name} AS {body}")
     # Every line keeps its rows in the lake; the views show the winning line of each run_id.
@@ -150,13 +163,101 @@ def _derived_dir(home: Path, state: str) -> Path:
     return home / "lake" / DERIVED / state[:24]
 
 
+NEIGHBOUR_DAYS = 1
+"""How far a link reaches across midnight: a run's spans and LLM calls, a trace's spans."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The days one month's derived rows are computed from: the month and a day either side,
+    read from the files of the month partitions they fall in."""
+
+    month: str
+    first: date
+    last: date
+    files: dict[str, list[str]]
+
+    @property
+    def start(self) -> date:
+        return self.first + timedelta(days=NEIGHBOUR_DAYS)
+
+    @property
+    def end(self) -> date:
+        return self.last - timedelta(days=NEIGHBOUR_DAYS)
+
+
+def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
+    """One window per month with rows, each with the files holding rows of its days (by the
+    files' day statistics; a file without them is read by every window)."""
+    files = {t: lake.file_days(t, snapshot.get(t, -1)) for t in TABLES}
+    months = sorted({d.strftime("%Y-%m") for fs in files.values() for _, a, b in fs
+                     for d in (a, b) if d is not None})
+    out = []
+    for m in months:
+        start = date.fromisoformat(f"{m}-01")
+        end = (start + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+        first, last = start - timedelta(days=NEIGHBOUR_DAYS), end + timedelta(days=NEIGHBOUR_DAYS)
+        out.append(Window(m, first, last, {
+            t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
+            for t, fs in files.items()}))
+    return out
+
+
+def _assign(con: duckdb.DuckDBPyConnection, view: str, w: Window) -> str:
+    """Which rows of an intermediate view belong to the window's month: by their day, else by
+    their span's day, else by their run's day; a view with none of these (a lookup of names)
+    is kept whole and read back distinct."""
+    cols = {r[0] for r in con.execute(f"DESCRIBE intermediate.{view}").fetchall()}
+    span = f"DATE '{w.start}' AND DATE '{w.end}'"
+    if "day" in cols:
+        return f"day BETWEEN {span}"
+    if "span_id" in cols:
+        return f"span_id IN (SELECT span_id FROM staging.stg_spans WHERE day BETWEEN {span})"
+    if "run_id" in cols:
+        return f"run_id IN (SELECT run_id FROM staging.stg_runs WHERE day BETWEEN {span})"
+    return "true"
+
+
+def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyConnection) -> str:
+    """What one month's derived rows depend on: the SQL, the lookups, the files of the months
+    its window reads (a path in a Delta table never changes contents) and the lines that lose
+    to a later line with their run_id within its days."""
+    h = hashlib.sha256(common.encode())
+    for t in sorted(w.files):
+        h.update(f"{t}:{','.join(w.files[t])}\n".encode())
+    sup = con.execute(f"SELECT string_agg(run_id || source_file || source_line, ',' ORDER BY "
+                      f"run_id, source_file, source_line) FROM read_parquet("
+                      f"{sql_str(str(superseded))}) WHERE day BETWEEN DATE '{w.first}' AND "
+                      f"DATE '{w.last}' OR win_day BETWEEN DATE '{w.first}' AND "
+                      f"DATE '{w.last}'").fetchall()[0][0]
+    h.update((sup or "").encode())
+    return h.hexdigest()[:32]
+
+
+def _common_key(home: Path) -> str:
+    h = hashlib.sha256()
+    for f in sql_files():
+        if f.parent.name in ("macros", "intermediate"):
+            h.update(f.read_bytes())
+    for extra in (Path(REGISTRY) / "tools.parquet", Path(MODEL_TABLES)):
+        p = home / "lake" / extra
+        if p.exists():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def derive(home: Path, snapshot: dict[str, int] | None = None,
            state: str | None = None) -> Path:
     """Compute the links between runs and spans, per-run totals and findings across tables
-    over one lake version and store each intermediate view as a Parquet file in
-    lake/_derived/<state>/, so the public views join small precomputed tables instead of
-    recomputing them per query. A folder per lake version: readers of an older warehouse
-    keep reading the folder it names."""
+    for one lake version and store each intermediate view as Parquet, so the public views join
+    small precomputed tables instead of recomputing them per query.
+
+    The work is done a month at a time: a month's rows are computed from its days and one day
+    either side, and stored under lake/_derived/months/<key>/, where the key names the files
+    those days were read from. A nightly ingest changes the files of its own month only, so
+    only that month is computed again, whatever the length of the history. The version's
+    folder lake/_derived/<state>/ lists the months it reads (months.json) beside the lines that
+    lose to a later line with their run_id (computed over the whole lake: one narrow scan)."""
     lake = Lake(home)
     snapshot = lake.snapshot() if snapshot is None else snapshot
     state = lake.state(snapshot) if state is None else state
@@ -165,25 +266,22 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
         return out
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}")
     tmp.mkdir(parents=True)
+    cache = home / "lake" / DERIVED / MONTHS
+    cache.mkdir(parents=True, exist_ok=True)
     con = db.connect()
     try:
         _prepare(con, home, snapshot)
         lines = tmp / "superseded_lines.parquet"
         con.execute(f"COPY ({SUPERSEDED_LINES}) TO {sql_str(str(lines))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
-        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(str(lines))})")
-        for f in sql_files():
-            if f.parent.name == "macros":
-                _run(con, f)  # intermediate views may call them
-            elif f.parent.name == "intermediate":
-                _run(con, f)
-                stored = tmp / f"{f.stem}.parquet"
-                con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO "
-                            f"{sql_str(str(stored))} (FORMAT parquet, COMPRESSION zstd)")
-                # Later intermediate views read this one from its file, as the warehouse will.
-                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
-                            f"SELECT * FROM read_parquet({sql_str(str(stored))})")
+        common = _common_key(home)
+        keys = []
+        for w in _windows(lake, snapshot):
+            key = _window_key(w, common, lines, con)
+            keys.append(key)
+            if not (cache / key / COMPLETE).exists():
+                _derive_month(home, snapshot, w, lines, cache / key)
+        (tmp / MONTHS_FILE).write_text(json.dumps(keys))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -195,6 +293,67 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     except OSError:  # another publisher stored the same version first
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _derive_month(home: Path, snapshot: dict[str, int], w: Window, superseded: Path,
+                  target: Path) -> None:
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+    tmp.mkdir(parents=True)
+    con = db.connect()
+    try:
+        _prepare(con, home, snapshot, window=w)
+        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
+                    f"read_parquet({sql_str(str(superseded))})")
+        for f in sql_files():
+            if f.parent.name == "macros":
+                _run(con, f)  # intermediate views may call them
+            elif f.parent.name == "intermediate":
+                _run(con, f)
+                # Later views of the window read this one whole (neighbour days included).
+                con.execute(f"CREATE TABLE intermediate.{f.stem}__window AS "
+                            f"SELECT * FROM intermediate.{f.stem}")
+                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                            f"SELECT * FROM intermediate.{f.stem}__window")
+                con.execute(f"COPY (SELECT * FROM intermediate.{f.stem} WHERE "
+                            f"{_assign(con, f.stem, w)}) TO "
+                            f"{sql_str(str(tmp / (f.stem + '.parquet')))} "
+                            "(FORMAT parquet, COMPRESSION zstd)")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        con.close()
+    (tmp / COMPLETE).write_text(w.month)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _derived_sql(derived: Path, view: str) -> str | None:
+    """The SQL reading a view's stored rows for a lake version (None: not stored)."""
+    listing = derived / MONTHS_FILE
+    if not listing.exists():
+        return None
+    cache = derived.parent / MONTHS
+    files = [cache / k / f"{view}.parquet" for k in json.loads(listing.read_text())]
+    if not files:
+        return None
+    names = ", ".join(sql_str(str(f.resolve())) for f in files)
+    probe = db.connect()
+    try:
+        cols = {r[0] for r in probe.execute(
+            f"DESCRIBE SELECT * FROM read_parquet({sql_str(str(files[0]))})").fetchall()}
+    finally:
+        probe.close()
+    distinct = "" if cols & {"day", "span_id", "run_id"} else "DISTINCT "
+    return f"SELECT {distinct}* FROM read_parquet([{names}], union_by_name = true)"
+
+
+MONTHS = "months"
+"""lake/_derived/months/<key>/: one month's derived rows, shared by every lake version whose
+files for that month's days are the same."""
+MONTHS_FILE = "months.json"
 
 
 COMPLETE = "_complete"
@@ -243,10 +402,10 @@ def build(home: Path, snapshot: dict[str, int] | None = None,
         try:
             _prepare(con, home, snapshot, derived)
             for f in sql_files():
-                stored = derived / f"{f.stem}.parquet" if derived is not None else None
-                if f.parent.name == "intermediate" and stored is not None and stored.exists():
-                    con.execute(f"CREATE VIEW intermediate.{f.stem} AS SELECT * FROM "
-                                f"read_parquet({sql_str(str(stored.resolve()))})")
+                stored = _derived_sql(derived, f.stem) \
+                    if derived is not None and f.parent.name == "intermediate" else None
+                if stored is not None:
+                    con.execute(f"CREATE VIEW intermediate.{f.stem} AS {stored}")
                 else:
                     _run(con, f)
             con.execute("CHECKPOINT")
@@ -276,8 +435,13 @@ def publish(home: Path, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Pat
             derived = derive(home, snapshot, state)
             target = build(home, snapshot, derived)
             cutoff = time.time() - retention_hours * 3600
+            keep = set(json.loads((derived / MONTHS_FILE).read_text()))
             for old in (home / "lake" / DERIVED).glob("*"):
-                if old != derived and old.stat().st_mtime < cutoff:
+                if old not in (derived, home / "lake" / DERIVED / MONTHS) \
+                        and old.stat().st_mtime < cutoff:
+                    shutil.rmtree(old, ignore_errors=True)
+            for old in (home / "lake" / DERIVED / MONTHS).glob("*"):
+                if old.name not in keep and old.stat().st_mtime < cutoff:
                     shutil.rmtree(old, ignore_errors=True)
             return target
         finally:

@@ -118,7 +118,8 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
     files = files_by_day(s.landing).get(day, [])
     if files:
         report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False,
-                        tools=s.tools, model_aliases=s.model_aliases, prices=s.prices)
+                        tools=s.tools, model_aliases=s.model_aliases, prices=s.prices,
+                        retention_hours=s.retention_hours)
         skipped = sum(f.skipped for f in report.files)
         context.log.info(f"{day}: {len(files)} files ({skipped} unchanged), "
                          f"{report.lines_read:,} lines read; rows on days "
@@ -150,7 +151,7 @@ def warehouse_views(context: dg.AssetExecutionContext,
                     runlake: RunlakeResource) -> dg.MaterializeResult:
     """warehouse.duckdb: the lake's derived tables, then the views, rebuilt atomically."""
     s = runlake.settings()
-    path = warehouse.publish(s.home)
+    path = warehouse.publish(s.home, s.retention_hours)
     con = warehouse.connect(s.home)
     try:
         n_runs, n_days, latest = con.execute(

@@ -19,7 +19,7 @@ from transforms.ingest import IngestReport
 from transforms.schemas import VIEW_COLUMNS
 
 DAY = "2026-11-20"
-T0 = 1763600400000000000  # 2025-11-20T01:00:00Z in ns: spans need no day of their own
+T0 = 1795136400000000000  # 2026-11-20T01:00:00Z in ns: the spans on their runs' day
 
 
 def _canonical(tables: models.ModelTables, names: list[str | None]) -> list[str | None]:
