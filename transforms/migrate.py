@@ -38,7 +38,7 @@ def _old_rows(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> pa.Tabl
         f"SELECT {cols} FROM read_parquet({sql_str(str(g) + '/day=*/*.parquet')}, "
         "hive_partitioning = true, hive_types = {'day': DATE}, union_by_name = true)"
         for g in globs)
-    rows: pa.Table = con.execute(f"SELECT * FROM ({parts})").to_arrow_table()
+    rows: pa.Table = con.sql(f"SELECT * FROM ({parts})").to_arrow_table()
     if table == "flags":  # now derived by the views from the lines that carry one run_id
         rows = rows.filter(pc.not_equal(rows["code"], "run_id_duplicate"))
     if table != MANIFEST:

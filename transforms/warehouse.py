@@ -169,10 +169,10 @@ NEIGHBOUR_DAYS = 1
 
 @dataclass(frozen=True)
 class Window:
-    """The days one month's derived rows are computed from: the month and a day either side,
-    read from the files of the month partitions they fall in."""
+    """The days one week's derived rows are computed from: the week and a day either side,
+    read from the files that hold rows of those days."""
 
-    month: str
+    week: str
     first: date
     last: date
     files: dict[str, list[str]]
@@ -187,24 +187,30 @@ class Window:
 
 
 def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
-    """One window per month with rows, each with the files holding rows of its days (by the
-    files' day statistics; a file without them is read by every window)."""
+    """One window per week (Monday to Sunday) with rows, each with the files holding rows of
+    its days (by the files' day statistics; a file without them is read by every window)."""
     files = {t: lake.file_days(t, snapshot.get(t, -1)) for t in TABLES}
-    months = sorted({d.strftime("%Y-%m") for fs in files.values() for _, a, b in fs
-                     for d in (a, b) if d is not None})
+    starts: set[date] = set()
+    for fs in files.values():
+        for _, a, b in fs:
+            if a is None or b is None:
+                continue
+            d = a - timedelta(days=a.weekday())
+            while d <= b:
+                starts.add(d)
+                d += timedelta(days=7)
     out = []
-    for m in months:
-        start = date.fromisoformat(f"{m}-01")
-        end = (start + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+    for start in sorted(starts):
+        end = start + timedelta(days=6)
         first, last = start - timedelta(days=NEIGHBOUR_DAYS), end + timedelta(days=NEIGHBOUR_DAYS)
-        out.append(Window(m, first, last, {
+        out.append(Window(start.isoformat(), first, last, {
             t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
             for t, fs in files.items()}))
     return out
 
 
 def _assign(con: duckdb.DuckDBPyConnection, view: str, w: Window) -> str:
-    """Which rows of an intermediate view belong to the window's month: by their day, else by
+    """Which rows of an intermediate view belong to the window's week: by their day, else by
     their span's day, else by their run's day; a view with none of these (a lookup of names)
     is kept whole and read back distinct."""
     cols = {r[0] for r in con.execute(f"DESCRIBE intermediate.{view}").fetchall()}
@@ -219,7 +225,7 @@ def _assign(con: duckdb.DuckDBPyConnection, view: str, w: Window) -> str:
 
 
 def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyConnection) -> str:
-    """What one month's derived rows depend on: the SQL, the lookups, the files of the months
+    """What one week's derived rows depend on: the SQL, the lookups, the files of the days
     its window reads (a path in a Delta table never changes contents) and the lines that lose
     to a later line with their run_id within its days."""
     h = hashlib.sha256(common.encode())
@@ -252,11 +258,11 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     for one lake version and store each intermediate view as Parquet, so the public views join
     small precomputed tables instead of recomputing them per query.
 
-    The work is done a month at a time: a month's rows are computed from its days and one day
-    either side, and stored under lake/_derived/months/<key>/, where the key names the files
-    those days were read from. A nightly ingest changes the files of its own month only, so
-    only that month is computed again, whatever the length of the history. The version's
-    folder lake/_derived/<state>/ lists the months it reads (months.json) beside the lines that
+    The work is done a week at a time: a week's rows are computed from its days and one day
+    either side, and stored under lake/_derived/weeks/<key>/, where the key names the files
+    those days were read from. A nightly ingest adds files of its own days only, so only its
+    week is computed again, whatever the length of the history. The version's
+    folder lake/_derived/<state>/ lists the weeks it reads (weeks.json) beside the lines that
     lose to a later line with their run_id (computed over the whole lake: one narrow scan)."""
     lake = Lake(home)
     snapshot = lake.snapshot() if snapshot is None else snapshot
@@ -266,7 +272,7 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
         return out
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}")
     tmp.mkdir(parents=True)
-    cache = home / "lake" / DERIVED / MONTHS
+    cache = home / "lake" / DERIVED / WEEKS
     cache.mkdir(parents=True, exist_ok=True)
     con = db.connect()
     try:
@@ -280,8 +286,8 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
             key = _window_key(w, common, lines, con)
             keys.append(key)
             if not (cache / key / COMPLETE).exists():
-                _derive_month(home, snapshot, w, lines, cache / key)
-        (tmp / MONTHS_FILE).write_text(json.dumps(keys))
+                _derive_week(home, snapshot, w, lines, cache / key)
+        (tmp / WEEKS_FILE).write_text(json.dumps(keys))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -295,7 +301,7 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     return out
 
 
-def _derive_month(home: Path, snapshot: dict[str, int], w: Window, superseded: Path,
+def _derive_week(home: Path, snapshot: dict[str, int], w: Window, superseded: Path,
                   target: Path) -> None:
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
     tmp.mkdir(parents=True)
@@ -323,7 +329,7 @@ def _derive_month(home: Path, snapshot: dict[str, int], w: Window, superseded: P
         raise
     finally:
         con.close()
-    (tmp / COMPLETE).write_text(w.month)
+    (tmp / COMPLETE).write_text(w.week)
     try:
         os.replace(tmp, target)
     except OSError:
@@ -332,10 +338,10 @@ def _derive_month(home: Path, snapshot: dict[str, int], w: Window, superseded: P
 
 def _derived_sql(derived: Path, view: str) -> str | None:
     """The SQL reading a view's stored rows for a lake version (None: not stored)."""
-    listing = derived / MONTHS_FILE
+    listing = derived / WEEKS_FILE
     if not listing.exists():
         return None
-    cache = derived.parent / MONTHS
+    cache = derived.parent / WEEKS
     files = [cache / k / f"{view}.parquet" for k in json.loads(listing.read_text())]
     if not files:
         return None
@@ -350,10 +356,10 @@ def _derived_sql(derived: Path, view: str) -> str | None:
     return f"SELECT {distinct}* FROM read_parquet([{names}], union_by_name = true)"
 
 
-MONTHS = "months"
-"""lake/_derived/months/<key>/: one month's derived rows, shared by every lake version whose
-files for that month's days are the same."""
-MONTHS_FILE = "months.json"
+WEEKS = "weeks"
+"""lake/_derived/weeks/<key>/: one week's derived rows, shared by every lake version whose
+files for that week's days are the same."""
+WEEKS_FILE = "weeks.json"
 
 
 COMPLETE = "_complete"
@@ -435,12 +441,12 @@ def publish(home: Path, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Pat
             derived = derive(home, snapshot, state)
             target = build(home, snapshot, derived)
             cutoff = time.time() - retention_hours * 3600
-            keep = set(json.loads((derived / MONTHS_FILE).read_text()))
+            keep = set(json.loads((derived / WEEKS_FILE).read_text()))
             for old in (home / "lake" / DERIVED).glob("*"):
-                if old not in (derived, home / "lake" / DERIVED / MONTHS) \
+                if old not in (derived, home / "lake" / DERIVED / WEEKS) \
                         and old.stat().st_mtime < cutoff:
                     shutil.rmtree(old, ignore_errors=True)
-            for old in (home / "lake" / DERIVED / MONTHS).glob("*"):
+            for old in (home / "lake" / DERIVED / WEEKS).glob("*"):
                 if old.name not in keep and old.stat().st_mtime < cutoff:
                     shutil.rmtree(old, ignore_errors=True)
             return target

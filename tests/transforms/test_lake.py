@@ -453,26 +453,26 @@ def _public_rows(con: Any) -> dict[str, list[str]]:
     return out
 
 
-def test_derived_a_month_at_a_time_equals_the_whole_lake_computed_at_once(
+def test_derived_a_week_at_a_time_equals_the_whole_lake_computed_at_once(
         tmp_path: Path) -> None:
-    """Every public view of the published warehouse (derived month by month, each month from
-    its days and one day either side) equals the views computed over the whole lake at once,
-    across a month boundary that runs and traces cross; a later night in November computes
-    November again and reuses October's stored rows."""
+    """Every public view of the published warehouse (derived week by week, each week from its
+    days and one day either side) equals the views computed over the whole lake at once,
+    across week and month boundaries that runs and traces cross; a later night computes its
+    own week again and reuses the earlier week's stored rows."""
     home = tmp_path / "home"
-    ingest(_month_boundary_landing(tmp_path / "landing", ["2026-10-30", "2026-10-31",
-                                                          "2026-11-01"], 1), home)
-    months = home / "lake" / warehouse.DERIVED / warehouse.MONTHS
+    ingest(_month_boundary_landing(tmp_path / "landing", ["2026-10-31", "2026-11-01",
+                                                          "2026-11-02"], 1), home)
+    months = home / "lake" / warehouse.DERIVED / warehouse.WEEKS
     first = {p.name for p in months.iterdir()}
     assert len(first) == 2
-    ingest(_month_boundary_landing(tmp_path / "night", ["2026-11-02"], 2), home)
+    ingest(_month_boundary_landing(tmp_path / "night", ["2026-11-04"], 2), home)
     second = {p.name for p in months.iterdir()}
-    assert len(second - first) == 1  # November computed again, October not
-    (listing,) = [p for p in months.parent.glob("*/" + warehouse.MONTHS_FILE)
+    assert len(second - first) == 1  # the week of 2026-11-02 computed again, not the one before
+    (listing,) = [p for p in months.parent.glob("*/" + warehouse.WEEKS_FILE)
                   if warehouse.is_current(home) and p.parent.name in
                   warehouse.path(home).parent.joinpath(".warehouse.duckdb.lake_state")
                   .read_text()[:24]]
-    assert len(set(json.loads(listing.read_text())) & first) == 1  # October's stored rows
+    assert len(set(json.loads(listing.read_text())) & first) == 1  # the earlier week's rows
     pub, live = warehouse.connect(home), warehouse.live(home)
     try:
         got, want = _public_rows(pub), _public_rows(live)
@@ -483,3 +483,80 @@ def test_derived_a_month_at_a_time_equals_the_whole_lake_computed_at_once(
     for v in want:
         assert got[v] == want[v], v
     assert want["runs"] and want["spans"] and any("run_id_duplicate" in r for r in want["flags"])
+
+
+def test_history_lists_each_ingest_and_as_of_answers_from_it(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """runlake history lists a version per ingest with its files and rows; --as-of a version
+    or a timestamp answers from that version."""
+    import time
+
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+
+    a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    ingest([a], home)
+    time.sleep(1.1)
+    between = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    time.sleep(1.1)
+    write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-20")],
+                name="a.responses.jsonl")
+    ingest([a], home)
+    versions = lake_mod.history(lake_mod.Lake(home))
+    assert [v["version"] for v in versions] == [2, 1]
+    assert versions[0]["files"] == [str(a)]
+    assert (versions[0]["rows_added"]["runs"], versions[0]["rows_removed"]["runs"]) == (2, 1)
+    runner = CliRunner()
+    res = runner.invoke(app, ["history", "--home", str(home)])
+    assert res.exit_code == 0 and "runs 2" in res.output, res.output
+    for as_of in ("1", between):
+        res = runner.invoke(app, ["sql", "select run_id, final_response from runs", "--home",
+                                  str(home), "--as-of", as_of, "--format", "csv"])
+        assert res.exit_code == 0, res.output
+        assert res.output.splitlines() == ["run_id,final_response", "r1,ok"]
+    res = runner.invoke(app, ["sql", "select 1", "--home", str(home), "--as-of", "99"])
+    assert res.exit_code == 2 and "no version 99" in res.output
+
+
+def test_a_lake_of_the_previous_format_is_converted_on_first_use(tmp_path: Path,
+                                                                 capfd: Any) -> None:
+    """Day links to version folders (the format before Delta Lake): the next ingest converts
+    them into Delta tables, superseded lines included, and nothing is read again."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from transforms.schemas import TABLES
+
+    home = tmp_path / "home"
+    lake = home / "lake"
+
+    def legacy(table: str, rows: list[dict[str, Any]], superseded: bool = False) -> None:
+        schema = pa.schema([f for f in TABLES[table].schema if f.name != "day"])
+        version = lake / "_versions" / table / "day=2026-11-20.abc"
+        version.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), version / "part-0.parquet")
+        link = (lake / "_superseded" if superseded else lake) / table / "day=2026-11-20"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.path.relpath(version, link.parent), link)
+
+    src = str(tmp_path / "old.responses.jsonl")
+    legacy("runs", [{"run_id": "r1", "agent": "a", "status": "passed", "source_file": src,
+                     "source_line": 2}])
+    legacy("ingest_files", [{"source_file": src, "kind": "responses", "sha256": "x",
+                             "bytes": 10, "lines": 2, "lines_accepted": 2,
+                             "lines_quarantined": 0, "lines_blank": 0}])
+    report = ingest([], home)
+    assert report.files == []
+    assert "converting the lake" in capfd.readouterr().err
+    assert (lake / "runs" / "_delta_log").is_dir()
+    assert list(home.glob("lake.before-delta-*"))
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT run_id, day::VARCHAR FROM runs").fetchall() == [
+            ("r1", "2026-11-20")]
+        assert con.execute("SELECT source_file FROM ingest_files").fetchall() == [(src,)]
+    finally:
+        con.close()
