@@ -229,6 +229,7 @@ def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyCo
     its window reads (a path in a Delta table never changes contents) and the lines that lose
     to a later line with their run_id within its days."""
     h = hashlib.sha256(common.encode())
+    h.update(f"{w.week}:{w.first}:{w.last}\n".encode())  # which rows: the week's own
     for t in sorted(w.files):
         h.update(f"{t}:{','.join(w.files[t])}\n".encode())
     sup = con.execute(f"SELECT string_agg(run_id || source_file || source_line, ',' ORDER BY "
