@@ -115,7 +115,7 @@ def build_lake(home: Path, n_runs: int) -> None:
         cols += ", strftime(day, '%Y-%m') AS month"
         n = int(n_runs * per_run)
         t = time.perf_counter()
-        rows = con.execute(f"SELECT {cols} FROM (SELECT i, hash(i) % 100 AS h FROM range({n}) "
+        rows = con.sql(f"SELECT {cols} FROM (SELECT i, hash(i) % 100 AS h FROM range({n}) "
                            "g(i))").to_arrow_table()
         write_deltalake(str(lake / table), rows.cast(lake_schema(table)),
                         partition_by=["month"])
