@@ -111,15 +111,10 @@ def files_sql(files: list[str], table: str, present: Iterable[str] | None = None
 
 
 def scan_sql(folder: Path, table: str) -> str:
-    """SQL reading staged parts (folder/<table>/month=*/*.parquet) of one ingest."""
-    files = sorted(str(p) for p in (folder / table).glob(f"{PARTITION}=*/*.parquet"))
-    present: set[str] = set()
-    for f in files[:1]:
-        present = set(pq.read_schema(f).names)
-    if files:
-        present |= {n for f in files[1:] for n in pq.read_schema(f).names} if len(files) < 64 \
-            else set(TABLES[table].names)
-    return files_sql(files, table, present)
+    """SQL reading staged parts (folder/<table>/month=*/*.parquet) of one ingest: this
+    version of runlake wrote them, so each has every column of the table."""
+    return files_sql(sorted(str(p) for p in (folder / table).glob(f"{PARTITION}=*/*.parquet")),
+                     table)
 
 
 def lake_schema(table: str) -> pa.Schema:

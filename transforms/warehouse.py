@@ -109,9 +109,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
         v = versions.get(t, -1)
         if window is None or t == "ingest_files":
             files = lake_.file_uris(t, v) if v >= 0 else []
+            present = lake_.columns(t, v) if files else None
         else:
-            files = window.files[t]
-        body = files_sql(files, t, lake_.columns(t, v) if files else None)
+            files, present = window.files[t], window.columns[t]
+        body = files_sql(files, t, present)
         if window is not None and t != "ingest_files":
             body = (f"SELECT * FROM ({body}) WHERE day BETWEEN DATE '{window.first}' "
                     f"AND DATE '{window.last}'")
@@ -176,6 +177,7 @@ class Window:
     first: date
     last: date
     files: dict[str, list[str]]
+    columns: dict[str, set[str]]
 
     @property
     def start(self) -> date:
@@ -190,6 +192,7 @@ def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
     """One window per week (Monday to Sunday) with rows, each with the files holding rows of
     its days (by the files' day statistics; a file without them is read by every window)."""
     files = {t: lake.file_days(t, snapshot.get(t, -1)) for t in TABLES}
+    columns = {t: lake.columns(t, snapshot.get(t, -1)) for t in TABLES}
     starts: set[date] = set()
     for fs in files.values():
         for _, a, b in fs:
@@ -205,23 +208,27 @@ def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
         first, last = start - timedelta(days=NEIGHBOUR_DAYS), end + timedelta(days=NEIGHBOUR_DAYS)
         out.append(Window(start.isoformat(), first, last, {
             t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
-            for t, fs in files.items()}))
+            for t, fs in files.items()}, columns))
     return out
 
 
+def _key_column(con: duckdb.DuckDBPyConnection, relation: str) -> str | None:
+    """What assigns a derived row to a week: its day, else its span's day, else its run's
+    day; None for a view with none of these (a lookup of names), kept whole in every week and
+    read back distinct."""
+    cols = {r[0] for r in con.execute(f"DESCRIBE {relation}").fetchall()}
+    return next((c for c in ("day", "span_id", "run_id") if c in cols), None)
+
+
 def _assign(con: duckdb.DuckDBPyConnection, view: str, w: Window) -> str:
-    """Which rows of an intermediate view belong to the window's week: by their day, else by
-    their span's day, else by their run's day; a view with none of these (a lookup of names)
-    is kept whole and read back distinct."""
-    cols = {r[0] for r in con.execute(f"DESCRIBE intermediate.{view}").fetchall()}
+    """The rows of an intermediate view that belong to the window's week."""
     span = f"DATE '{w.start}' AND DATE '{w.end}'"
-    if "day" in cols:
-        return f"day BETWEEN {span}"
-    if "span_id" in cols:
-        return f"span_id IN (SELECT span_id FROM staging.stg_spans WHERE day BETWEEN {span})"
-    if "run_id" in cols:
-        return f"run_id IN (SELECT run_id FROM staging.stg_runs WHERE day BETWEEN {span})"
-    return "true"
+    return {
+        "day": f"day BETWEEN {span}",
+        "span_id": f"span_id IN (SELECT span_id FROM staging.stg_spans WHERE day BETWEEN {span})",
+        "run_id": f"run_id IN (SELECT run_id FROM staging.stg_runs WHERE day BETWEEN {span})",
+        None: "true",
+    }[_key_column(con, f"intermediate.{view}")]
 
 
 def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyConnection) -> str:
@@ -337,24 +344,16 @@ def _derive_week(home: Path, snapshot: dict[str, int], w: Window, superseded: Pa
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _derived_sql(derived: Path, view: str) -> str | None:
-    """The SQL reading a view's stored rows for a lake version (None: not stored)."""
-    listing = derived / WEEKS_FILE
-    if not listing.exists():
-        return None
-    cache = derived.parent / WEEKS
-    files = [cache / k / f"{view}.parquet" for k in json.loads(listing.read_text())]
+def _derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], cache: Path,
+                 view: str) -> str | None:
+    """The SQL reading a view's stored rows from these weeks (None: no week stored)."""
+    files = [cache / k / f"{view}.parquet" for k in weeks]
     if not files:
         return None
     names = ", ".join(sql_str(str(f.resolve())) for f in files)
-    probe = db.connect()
-    try:
-        cols = {r[0] for r in probe.execute(
-            f"DESCRIBE SELECT * FROM read_parquet({sql_str(str(files[0]))})").fetchall()}
-    finally:
-        probe.close()
-    distinct = "" if cols & {"day", "span_id", "run_id"} else "DISTINCT "
-    return f"SELECT {distinct}* FROM read_parquet([{names}], union_by_name = true)"
+    read = f"read_parquet([{names}], union_by_name = true)"
+    distinct = "DISTINCT " if _key_column(con, f"SELECT * FROM {read}") is None else ""
+    return f"SELECT {distinct}* FROM {read}"
 
 
 WEEKS = "weeks"
@@ -408,9 +407,11 @@ def build(home: Path, snapshot: dict[str, int] | None = None,
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
             _prepare(con, home, snapshot, derived)
+            listing = derived / WEEKS_FILE if derived is not None else None
+            weeks = json.loads(listing.read_text()) if listing and listing.exists() else []
             for f in sql_files():
-                stored = _derived_sql(derived, f.stem) \
-                    if derived is not None and f.parent.name == "intermediate" else None
+                stored = _derived_sql(con, weeks, home / "lake" / DERIVED / WEEKS, f.stem) \
+                    if f.parent.name == "intermediate" else None
                 if stored is not None:
                     con.execute(f"CREATE VIEW intermediate.{f.stem} AS {stored}")
                 else:
