@@ -292,6 +292,10 @@ class Lake:
             actions.column("path").to_pylist(), lo, hi, strict=True))
 
     def columns(self, table: str, version: int | None = None) -> set[str]:
+        """The columns of `table` at `version` (default: current; none below 0: the table
+        was not yet in that lake version, though another writer may have created it since)."""
+        if version is not None and version < 0:
+            return set()
         dt = self.open(table, version)
         if dt is None:
             return set()

@@ -55,6 +55,19 @@ def path(home: Path) -> Path:
 def sql_files() -> list[Path]:
     """The SQL files in build order: layer by layer, and within a layer each file after the
     files whose objects it names (a file creates the object named like the file)."""
+    stamp = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(SQL_DIR.glob("*/*.sql")))
+    if _ORDER and _ORDER[0][0] == stamp:
+        return list(_ORDER[0][1])
+    ordered = _build_order()
+    _ORDER[:] = [(stamp, ordered)]
+    return list(ordered)
+
+
+_ORDER: list[tuple[tuple[tuple[str, int], ...], list[Path]]] = []
+"""The last build order worked out, with the SQL files' names and times it was made from."""
+
+
+def _build_order() -> list[Path]:
     ordered: list[Path] = []
     for layer in LAYERS:
         files = {f.stem: f for f in sorted((SQL_DIR / layer).glob("*.sql"))}
@@ -100,6 +113,14 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
     """Schemas, a staging view per lake table (its files at the `snapshot` versions, default
     the lake's newest consistent version; with a `window`, only its days), flag_codes,
     model_aliases and model_prices."""
+    _prepare_tables(con, home, snapshot, derived, window)
+    _prepare_lookups(con, home)
+
+
+def _prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
+                    snapshot: dict[str, int] | None = None, derived: Path | None = None,
+                    window: "Window | None" = None) -> None:
+    """The schemas and the staging views of `_prepare`."""
     lake_ = Lake(home)
     lake = lake_.root
     versions = lake_.snapshot() if snapshot is None else snapshot
@@ -143,6 +164,11 @@ def _prepare(con: duckdb.DuckDBPyConnection, home: Path,
             f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
         ) + " WHERE false"
     con.execute(f"CREATE VIEW staging.stg_tool_registry AS {source}")
+
+
+def _prepare_lookups(con: duckdb.DuckDBPyConnection, home: Path) -> None:
+    """flag_codes and the model tables of `_prepare`."""
+    lake = home / "lake"
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
@@ -165,13 +191,21 @@ def _derived_dir(home: Path, state: str) -> Path:
 
 
 NEIGHBOUR_DAYS = 1
-"""How far a link reaches across midnight: a run's spans and LLM calls, a trace's spans."""
+"""How far a link reaches across midnight (the within_reach macro in sql/macros): a span to
+its run, a span's LLM calls and findings to its run, a span to its parent."""
+MARGIN_DAYS = 2 * NEIGHBOUR_DAYS
+"""The days either side of a week its derived rows are computed from: a run's row reads its
+spans within a day of it, and whether a span is the run's reads the runs within a day of the
+span. So a week's rows are the same whatever wider window they are computed in."""
+GROUP_WEEKS = 8
+"""At most this many adjacent weeks computed in one pass (a backfill's weeks), each then
+stored apart."""
 
 
 @dataclass(frozen=True)
 class Window:
-    """The days one week's derived rows are computed from: the week and a day either side,
-    read from the files that hold rows of those days."""
+    """The days some weeks' derived rows are computed from: the weeks and MARGIN_DAYS either
+    side, read from the files that hold rows of those days."""
 
     week: str
     first: date
@@ -181,16 +215,27 @@ class Window:
 
     @property
     def start(self) -> date:
-        return self.first + timedelta(days=NEIGHBOUR_DAYS)
+        return self.first + timedelta(days=MARGIN_DAYS)
 
     @property
     def end(self) -> date:
-        return self.last - timedelta(days=NEIGHBOUR_DAYS)
+        return self.last - timedelta(days=MARGIN_DAYS)
 
 
-def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
+def _window(week: str, first: date, last: date,
+            files: dict[str, list[tuple[str, date | None, date | None]]],
+            columns: dict[str, set[str]]) -> Window:
+    return Window(week, first, last, {
+        t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
+        for t, fs in files.items()}, columns)
+
+
+def _windows(lake: Lake, snapshot: dict[str, int]
+             ) -> tuple[list[Window], dict[str, list[tuple[str, date | None, date | None]]],
+                        dict[str, set[str]]]:
     """One window per week (Monday to Sunday) with rows, each with the files holding rows of
-    its days (by the files' day statistics; a file without them is read by every window)."""
+    its days (by the files' day statistics; a file without them is read by every window);
+    also the files and columns of every table, to make wider windows from."""
     files = {t: lake.file_days(t, snapshot.get(t, -1)) for t in TABLES}
     columns = {t: lake.columns(t, snapshot.get(t, -1)) for t in TABLES}
     starts: set[date] = set()
@@ -202,33 +247,42 @@ def _windows(lake: Lake, snapshot: dict[str, int]) -> list[Window]:
             while d <= b:
                 starts.add(d)
                 d += timedelta(days=7)
-    out = []
-    for start in sorted(starts):
-        end = start + timedelta(days=6)
-        first, last = start - timedelta(days=NEIGHBOUR_DAYS), end + timedelta(days=NEIGHBOUR_DAYS)
-        out.append(Window(start.isoformat(), first, last, {
-            t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
-            for t, fs in files.items()}, columns))
-    return out
+    margin = timedelta(days=MARGIN_DAYS)
+    return [_window(s.isoformat(), s - margin, s + timedelta(days=6) + margin, files, columns)
+            for s in sorted(starts)], files, columns
+
+
+def _groups(stale: list[Window]) -> list[list[Window]]:
+    """Adjacent stale weeks, at most GROUP_WEEKS together, to compute in one pass."""
+    groups: list[list[Window]] = []
+    for w in stale:
+        if groups and len(groups[-1]) < GROUP_WEEKS \
+                and w.start - groups[-1][-1].start == timedelta(days=7):
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    return groups
 
 
 def _key_column(con: duckdb.DuckDBPyConnection, relation: str) -> str | None:
-    """What assigns a derived row to a week: its day, else its span's day, else its run's
-    day; None for a view with none of these (a lookup of names), kept whole in every week and
-    read back distinct."""
+    """What assigns a derived row to a week: the day of the run it counts toward (run_day),
+    else its own day, else its span's day, else its run's day; None for a view with none of
+    these (a lookup of names), kept whole in every week and read back distinct."""
     cols = {r[0] for r in con.execute(f"DESCRIBE {relation}").fetchall()}
+    if "run_day" in cols:
+        return "run_day" if "day" not in cols else "coalesce(run_day, day)"
     return next((c for c in ("day", "span_id", "run_id") if c in cols), None)
 
 
-def _assign(con: duckdb.DuckDBPyConnection, view: str, w: Window) -> str:
-    """The rows of an intermediate view that belong to the window's week."""
+def _assign(key: str | None, w: Window) -> str:
+    """The rows of an intermediate view (keyed by `key`, see _key_column) that belong to the
+    window's weeks."""
     span = f"DATE '{w.start}' AND DATE '{w.end}'"
-    return {
-        "day": f"day BETWEEN {span}",
-        "span_id": f"span_id IN (SELECT span_id FROM staging.stg_spans WHERE day BETWEEN {span})",
-        "run_id": f"run_id IN (SELECT run_id FROM staging.stg_runs WHERE day BETWEEN {span})",
-        None: "true",
-    }[_key_column(con, f"intermediate.{view}")]
+    if key == "span_id":
+        return f"span_id IN (SELECT span_id FROM staging.stg_spans WHERE day BETWEEN {span})"
+    if key == "run_id":
+        return f"run_id IN (SELECT run_id FROM staging.stg_runs WHERE day BETWEEN {span})"
+    return "true" if key is None else f"{key} BETWEEN {span}"
 
 
 def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyConnection) -> str:
@@ -289,12 +343,19 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
         con.execute(f"COPY ({SUPERSEDED_LINES}) TO {sql_str(str(lines))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         common = _common_key(home)
-        keys = []
-        for w in _windows(lake, snapshot):
-            key = _window_key(w, common, lines, con)
-            keys.append(key)
-            if not (cache / key / COMPLETE).exists():
-                _derive_week(home, snapshot, w, lines, cache / key)
+        weeks, files, columns = _windows(lake, snapshot)
+        keys = [_window_key(w, common, lines, con) for w in weeks]
+        stale = [w for w, k in zip(weeks, keys, strict=True) if not (cache / k / COMPLETE).exists()]
+        targets = {w.week: cache / k for w, k in zip(weeks, keys, strict=True)}
+        if stale:
+            week_con = _week_connection(home)
+            try:
+                for group in _groups(stale):
+                    whole = _window(group[0].week, group[0].first, group[-1].last, files,
+                                    columns)
+                    _derive_weeks(week_con, home, snapshot, whole, group, lines, targets)
+            finally:
+                week_con.close()
         (tmp / WEEKS_FILE).write_text(json.dumps(keys))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -309,39 +370,70 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     return out
 
 
-def _derive_week(home: Path, snapshot: dict[str, int], w: Window, superseded: Path,
-                  target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
-    tmp.mkdir(parents=True)
+WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
+"""The staging tables the intermediate views read (messages and the rest they do not)."""
+
+
+def _week_connection(home: Path) -> duckdb.DuckDBPyConnection:
+    """One connection for every week a derive computes: the lookups and macros are set up
+    once, each week then replaces the staging and intermediate schemas."""
     con = db.connect()
     try:
-        _prepare(con, home, snapshot, window=w)
-        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(str(superseded))})")
+        _prepare_lookups(con, home)
         for f in sql_files():
             if f.parent.name == "macros":
-                _run(con, f)  # intermediate views may call them
-            elif f.parent.name == "intermediate":
-                _run(con, f)
-                # Later views of the window read this one whole (neighbour days included).
-                con.execute(f"CREATE TABLE intermediate.{f.stem}__window AS "
-                            f"SELECT * FROM intermediate.{f.stem}")
-                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
-                            f"SELECT * FROM intermediate.{f.stem}__window")
+                _run(con, f)  # intermediate views call them
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path, snapshot: dict[str, int],
+                  whole: Window, weeks: list[Window], superseded: Path,
+                  targets: dict[str, Path]) -> None:
+    """Compute the intermediate views once over the `whole` window and store each week's rows
+    in its own folder (targets[week])."""
+    tmps = {w.week: targets[w.week].with_name(f".{targets[w.week].name}.{uuid.uuid4().hex}")
+            for w in weeks}
+    for tmp in tmps.values():
+        tmp.mkdir(parents=True)
+    try:
+        for schema in ("staging", "intermediate", "checks"):
+            con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        _prepare_tables(con, home, snapshot, window=whole)
+        con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
+                    f"read_parquet({sql_str(str(superseded))})")
+        # Read the window's rows once; every intermediate view below reads them again.
+        for t in WINDOW_INPUTS:
+            con.execute(f"CREATE TABLE staging.stg_{t}__window AS SELECT * FROM staging.stg_{t}")
+            con.execute(f"CREATE OR REPLACE VIEW staging.stg_{t} AS "
+                        f"SELECT * FROM staging.stg_{t}__window")
+        for f in sql_files():
+            if f.parent.name != "intermediate":
+                continue
+            _run(con, f)
+            # Later views read this one whole (the margin days included).
+            con.execute(f"CREATE TABLE intermediate.{f.stem}__window AS "
+                        f"SELECT * FROM intermediate.{f.stem}")
+            con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                        f"SELECT * FROM intermediate.{f.stem}__window")
+            key = _key_column(con, f"intermediate.{f.stem}")
+            for w in weeks:
                 con.execute(f"COPY (SELECT * FROM intermediate.{f.stem} WHERE "
-                            f"{_assign(con, f.stem, w)}) TO "
-                            f"{sql_str(str(tmp / (f.stem + '.parquet')))} "
+                            f"{_assign(key, w)}) TO "
+                            f"{sql_str(str(tmps[w.week] / (f.stem + '.parquet')))} "
                             "(FORMAT parquet, COMPRESSION zstd)")
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in tmps.values():
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
-    finally:
-        con.close()
-    (tmp / COMPLETE).write_text(w.week)
-    try:
-        os.replace(tmp, target)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
+    for w in weeks:
+        (tmps[w.week] / COMPLETE).write_text(w.week)
+        try:
+            os.replace(tmps[w.week], targets[w.week])
+        except OSError:  # another publisher stored the same week first
+            shutil.rmtree(tmps[w.week], ignore_errors=True)
 
 
 def _derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], cache: Path,

@@ -1,8 +1,10 @@
--- Purpose: findings that need several records: a span whose parent is not in its trace, a
+-- Purpose: findings that need several records: a span whose parent is not among its trace's
+-- spans within a day of it, a
 -- run whose metadata totals disagree with its spans, and a run_id carried by several lines
 -- (the later line wins; the flag is on each earlier line). Tolerances: tokens differ by more than
 -- 2% of the larger count and more than 10 tokens; runtime by more than 10% and more than 500 ms.
--- Grain: one row per finding, in the columns of the flags table.
+-- Grain: one row per finding, in the columns of the flags table, with run_day (the day of the
+-- run the finding counts toward, when it is within a day of it).
 create or replace view intermediate.int_derived_flags as
 with codes as (
     select code, severity, category from flag_codes
@@ -12,6 +14,7 @@ orphans as (
     select
         'span' as entity,
         span_runs.run_id,
+        span_runs.near_run_day as run_day,
         spans.day,
         spans.span_id,
         'span_parent_missing' as code,
@@ -25,6 +28,7 @@ orphans as (
       and not exists (
           select 1 from staging.stg_spans as parent
           where parent.trace_id = spans.trace_id and parent.span_id = spans.parent_id
+            and within_reach(parent.day, spans.day)
       )
 ),
 
@@ -37,6 +41,7 @@ token_gaps as (
     select
         'run' as entity,
         runs.run_id,
+        runs.day as run_day,
         runs.day,
         null as span_id,
         'tokens_mismatch' as code,
@@ -59,6 +64,7 @@ runtime_gaps as (
     select
         'run' as entity,
         runs.run_id,
+        runs.day as run_day,
         runs.day,
         roots.span_id,
         'runtime_mismatch' as code,
@@ -76,6 +82,7 @@ duplicates as (
     select
         'run' as entity,
         run_id,
+        win_day as run_day,
         win_day as day,
         null as span_id,
         'run_id_duplicate' as code,
@@ -96,6 +103,7 @@ findings as (
 select
     findings.entity,
     findings.run_id,
+    findings.run_day,
     findings.day,
     findings.span_id,
     null::bigint as message_index,

@@ -1,10 +1,12 @@
 -- Purpose: every finding once, stored once per commit: the flags raised while reading lines,
 -- with their runs resolved through spans, and those derived from several tables. The lake keeps
 -- every observation; here the observations of one finding key (a tool call or a message that
--- later LLM calls' prompts repeat) within one run (or, for spans linked to no run, one trace)
--- and code are one row: the run's own transcript when it saw it, else the first observation by
--- file, line and span. n_seen counts the observations. Rows of a lake written before
--- flags.source existed get their source from span_id.
+-- later LLM calls' prompts repeat) within one run and code are one row: the run's own transcript
+-- when it saw it, else the first observation by file, line and span. A finding counts toward
+-- its run (run_day, the run's day) when it is within a day of the run; others (spans linked to
+-- no run, or to a run further away) are one row per trace (or run), code, key and day. n_seen
+-- counts the observations. Rows of a lake written before flags.source existed get their source
+-- from span_id.
 -- Grain: one row per finding.
 create or replace view intermediate.int_flags as
 with span_runs as (
@@ -27,9 +29,16 @@ read_flags as (
         on read_flags.run_id is null and read_flags.span_id = span_runs.span_id
 ),
 
+located as (
+    select read_flags.*, runs.day as run_day
+    from read_flags
+    left join (select run_id, day from staging.stg_runs) as runs
+        on read_flags.run_id = runs.run_id and within_reach(runs.day, read_flags.day)
+),
+
 single as (
     select * exclude (finding_scope), 1::bigint as n_seen
-    from read_flags
+    from located
     where finding_key is null or finding_scope is null
 ),
 
@@ -42,9 +51,11 @@ keyed as (
             order by source = 'response' desc, source_file, source_line, span_id nulls first,
                      message_index, call_index, detail
         ) as observation
-    from read_flags
+    from located
     where finding_key is not null and finding_scope is not null
-    window finding as (partition by finding_scope, code, finding_key)
+    window finding as (
+        partition by finding_scope, code, finding_key, case when run_day is null then day end
+    )
 )
 
 select * from single

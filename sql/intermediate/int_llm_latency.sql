@@ -1,5 +1,6 @@
 -- Purpose: latency percentiles of LLM calls grouped by the keys of the run each call belongs
--- to (linked as in the llm_calls view: the span's run_id attribute, else its trace's run).
+-- to (linked as in the llm_calls view: the span's run_id attribute, else its trace's run;
+-- calls more than a day from their run are not counted).
 -- Grain: one row per day, agent, model (the run's) with at least one LLM call.
 create or replace view intermediate.int_llm_latency as
 with runs_ as (
@@ -11,7 +12,7 @@ calls as (
     from staging.stg_llm_calls as llm_calls
     inner join intermediate.int_span_runs as span_runs
         on llm_calls.span_id = span_runs.span_id
-    where span_runs.run_id is not null
+    where span_runs.near_run_day is not null
 )
 
 select

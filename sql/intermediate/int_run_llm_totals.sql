@@ -1,4 +1,5 @@
--- Purpose: what a run's LLM calls add up to: calls, tokens, price and their model. A call's
+-- Purpose: what a run's LLM calls add up to: calls, tokens, price and their model (the calls of
+-- its spans within a day of it, int_span_runs.near_run_day). A call's
 -- price is its source's (log_request.price), else its tokens at the price table's rates for
 -- its canonical model (token_cost); model is the most frequent canonical model of the calls,
 -- response_model the most frequent exact name among the calls of that model.
@@ -27,7 +28,7 @@ with calls as (
         on llm_calls.span_id = span_runs.span_id
     left join intermediate.int_model_names as names on llm_calls.model = names.model_raw
     left join model_prices as prices on names.model = prices.model
-    where span_runs.run_id is not null
+    where span_runs.near_run_day is not null
 ),
 
 modes as (

@@ -1,9 +1,12 @@
--- Purpose: each run's root span (no parent, or a parent outside the trace) and its duration.
+-- Purpose: each run's root span (no parent, or a parent that is not among the trace's spans
+-- within a day of the run) and its duration, from the run's spans within a day of it. run_day is
+-- the run's day.
 -- Grain: one row per run with at least one linked span; the longest root when there are several.
 create or replace view intermediate.int_run_root_spans as
 with spans as (
     select
         span_runs.run_id,
+        span_runs.near_run_day as run_day,
         spans.trace_id,
         spans.span_id,
         spans.parent_id,
@@ -11,7 +14,7 @@ with spans as (
     from staging.stg_spans as spans
     inner join intermediate.int_span_runs as span_runs
         on spans.span_id = span_runs.span_id
-    where span_runs.run_id is not null
+    where span_runs.near_run_day is not null
 ),
 
 roots as (
@@ -21,9 +24,14 @@ roots as (
        or not exists (
            select 1 from staging.stg_spans as parent
            where parent.trace_id = spans.trace_id and parent.span_id = spans.parent_id
+             and within_reach(parent.day, spans.run_day)
        )
 )
 
-select run_id, arg_max(span_id, duration_ms) as span_id, max(duration_ms) as duration_ms
+select
+    run_id,
+    any_value(run_day) as run_day,
+    arg_max(span_id, duration_ms) as span_id,
+    max(duration_ms) as duration_ms
 from roots
 group by run_id

@@ -15,7 +15,7 @@ resolved as (
 ),
 
 findings as (
-    select run_id, severity from intermediate.int_flags
+    select run_id, run_day, severity from intermediate.int_flags
 ),
 
 flag_counts as (
@@ -24,7 +24,7 @@ flag_counts as (
         count(*) as n_flags,
         count(*) filter (where severity = 'error') as n_error_flags
     from findings
-    where run_id is not null
+    where run_day is not null
     group by run_id
 )
 

@@ -1,15 +1,29 @@
--- Purpose: the run of each span: its run_id attribute, else the one run whose trace_id it shares.
+-- Purpose: the run of each span: its run_id attribute, else the one run whose trace_id it shares
+-- among the runs within a day of the span (within_reach). near_run_day is the day of that run's
+-- line when the run is within a day of the span: only such spans count toward their run's totals,
+-- runtime and findings.
 -- Grain: one row per span_id (span ids are random 64-bit ids: unique across traces in practice).
 create or replace view intermediate.int_span_runs as
 with spans as (
-    select trace_id, span_id, run_id from staging.stg_spans
+    select trace_id, span_id, run_id, day from staging.stg_spans
 ),
 
-runs_by_trace as (
-    select trace_id, min(run_id) as run_id
-    from staging.stg_runs
-    where trace_id is not null
-    group by trace_id
+runs as (
+    select run_id, trace_id, day from staging.stg_runs
+),
+
+trace_candidates as (
+    select spans.span_id, runs.run_id
+    from spans
+    inner join runs
+        on spans.trace_id = runs.trace_id and within_reach(runs.day, spans.day)
+    where spans.run_id is null
+),
+
+by_trace as (
+    select span_id, min(run_id) as run_id
+    from trace_candidates
+    group by span_id
     having count(distinct run_id) = 1
 ),
 
@@ -17,19 +31,27 @@ linked as (
     select
         spans.trace_id,
         spans.span_id,
-        coalesce(spans.run_id, runs_by_trace.run_id) as run_id,
+        spans.day,
+        coalesce(spans.run_id, by_trace.run_id) as run_id,
         case
             when spans.run_id is not null then 'attribute'
-            when runs_by_trace.run_id is not null then 'trace_id'
+            when by_trace.run_id is not null then 'trace_id'
         end as linked_by
     from spans
-    left join runs_by_trace on spans.trace_id = runs_by_trace.trace_id
+    left join by_trace on spans.span_id = by_trace.span_id
+),
+
+near as (
+    select linked.*, runs.day as near_run_day
+    from linked
+    left join runs on linked.run_id = runs.run_id and within_reach(runs.day, linked.day)
 )
 
 select
     span_id,
     any_value(trace_id) as trace_id,
     any_value(run_id) as run_id,
-    any_value(linked_by) as linked_by
-from linked
+    any_value(linked_by) as linked_by,
+    any_value(near_run_day) as near_run_day
+from near
 group by span_id

@@ -3,4 +3,4 @@
 -- its observations) and those derived from several tables (see intermediate.int_flags).
 -- Grain: one row per finding.
 create or replace view flags as
-select * from intermediate.int_flags
+select * exclude (run_day) from intermediate.int_flags

@@ -560,3 +560,100 @@ def test_a_lake_of_the_previous_format_is_converted_on_first_use(tmp_path: Path,
         assert con.execute("SELECT source_file FROM ingest_files").fetchall() == [(src,)]
     finally:
         con.close()
+
+
+def _far_links_landing(folder: Path) -> list[Path]:
+    """Two weeks and a half of runs with spans, some of them out of a link's reach: spans two
+    and four days after their run (across a week's end for some), a trace_id carried by two runs two days apart (with spans between
+    them, within a day of both), and a span whose parent started two days before it."""
+    import random
+    from datetime import date, timedelta
+
+    from transforms.synth import default_agents, make_run, make_spans
+
+    rng = random.Random(5)
+    days = [date(2026, 10, 25) + timedelta(days=i) for i in range(17)]
+    agents = default_agents(days)
+    runs, spans = [], []
+    day_ns = 86_400 * 10**9
+    for n, day in enumerate(days):
+        for i in range(6):
+            line = make_run(rng, agents[i % len(agents)], day, n * 100 + i, case=i)
+            if i == 5:
+                line["started_at"] = f"{day}T23:59:59Z"
+            its = make_spans(rng, line)
+            if i in (1, 4):  # spans two or four days after their run: not counted toward it
+                for s in its:
+                    s["start_time"] += (2 if i == 1 else 4) * day_ns
+                    s["end_time"] += (2 if i == 1 else 4) * day_ns
+            if i == 2 and n % 3 == 0:  # a child span whose parent started two days before
+                its[0]["start_time"] -= 2 * day_ns
+                its[0]["end_time"] -= 2 * day_ns
+            runs.append(line)
+            spans += its
+    # One trace, two runs two days apart; spans on the day between and the day after the second.
+    first, second = runs[6 * 8 + 3], runs[6 * 10 + 3]
+    second["trace_id"] = first["trace_id"]
+    for s in make_spans(rng, first):
+        s["start_time"] += day_ns
+        s["end_time"] += day_ns
+        spans.append(s)
+    for s in make_spans(rng, second):
+        s["context"]["trace_id"] = first["trace_id"]
+        s["start_time"] += day_ns
+        s["end_time"] += day_ns
+        spans.append(s)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "r.responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    (folder / "s.spans.jsonl").write_text("".join(json.dumps(s) + "\n" for s in spans))
+    return sorted(folder.iterdir())
+
+
+def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backfill computes adjacent weeks in one pass, a night its own week alone: links reach
+    one day across midnight (the within_reach macro), so every public view is the same either
+    way, and equals the whole lake computed at once, with links out of reach in the data."""
+    from datetime import UTC, datetime
+
+    landing = _far_links_landing(tmp_path / "landing")
+    now = datetime(2026, 11, 12, tzinfo=UTC)
+    monkeypatch.setattr(warehouse, "GROUP_WEEKS", 1)
+    alone = tmp_path / "alone"
+    ingest(landing, alone, now=now)
+    monkeypatch.setattr(warehouse, "GROUP_WEEKS", 8)
+    grouped = tmp_path / "grouped"
+    ingest(landing, grouped, now=now)
+    assert len(list((grouped / "lake" / warehouse.DERIVED / warehouse.WEEKS).iterdir())) == 4
+    rows = {}
+    for name, home in (("alone", alone), ("grouped", grouped)):
+        con = warehouse.connect(home)
+        try:
+            rows[name] = _public_rows(con)
+        finally:
+            con.close()
+    live = warehouse.live(grouped)
+    try:
+        rows["live"] = _public_rows(live)
+        linked = dict(live.execute(
+            "SELECT linked_by IS NULL, count(*) FROM spans GROUP BY 1").fetchall())
+        near = live.execute("SELECT count(*) FROM intermediate.int_span_runs "
+                            "WHERE run_id IS NOT NULL AND near_run_day IS NULL").fetchall()
+        orphans = live.execute("SELECT count(*) FROM flags "
+                               "WHERE code = 'span_parent_missing'").fetchall()
+        # The SQL's reach is the one the weeks' margin is made for.
+        reach = warehouse.NEIGHBOUR_DAYS
+        assert live.execute(f"SELECT within_reach(DATE '2026-11-01' + {reach}, DATE "
+                            f"'2026-11-01'), within_reach(DATE '2026-11-01' + {reach + 1}, "
+                            "DATE '2026-11-01')").fetchall() == [(True, False)]
+    finally:
+        live.close()
+    for v in rows["live"]:
+        assert rows["alone"][v] == rows["live"][v], v
+        assert rows["grouped"][v] == rows["live"][v], v
+    # Out of reach: spans two days after their run unlinked (or, linked by their run_id
+    # attribute, not counted toward it), the ambiguous trace's spans unlinked, and parents two
+    # days away reported missing.
+    assert linked[True] > 0 and linked[False] > 0
+    assert linked[True] + near[0][0] >= 2 * 17 * 3 + 3
+    assert orphans[0][0] >= 6
