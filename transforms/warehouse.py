@@ -320,10 +320,12 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     for one lake version and store each intermediate view as Parquet, so the public views join
     small precomputed tables instead of recomputing them per query.
 
-    The work is done a week at a time: a week's rows are computed from its days and one day
-    either side, and stored under lake/_derived/weeks/<key>/, where the key names the files
-    those days were read from. A nightly ingest adds files of its own days only, so only its
-    week is computed again, whatever the length of the history. The version's
+    The work is done a week at a time: a week's rows are computed from its days and
+    MARGIN_DAYS either side, and stored under lake/_derived/weeks/<key>/, where the key names
+    the files those days were read from. A nightly ingest adds files of its own days only, so
+    only its week is computed again, whatever the length of the history; a backfill's adjacent
+    weeks are computed in one pass (links reach one day, so a week's rows are the same in any
+    window that covers it and its margin) and stored apart. The version's
     folder lake/_derived/<state>/ lists the weeks it reads (weeks.json) beside the lines that
     lose to a later line with their run_id (computed over the whole lake: one narrow scan)."""
     lake = Lake(home)

@@ -456,7 +456,7 @@ def _public_rows(con: Any) -> dict[str, list[str]]:
 def test_derived_a_week_at_a_time_equals_the_whole_lake_computed_at_once(
         tmp_path: Path) -> None:
     """Every public view of the published warehouse (derived week by week, each week from its
-    days and one day either side) equals the views computed over the whole lake at once,
+    days and two days either side) equals the views computed over the whole lake at once,
     across week and month boundaries that runs and traces cross; a later night computes its
     own week again and reuses the earlier week's stored rows."""
     home = tmp_path / "home"
