@@ -293,6 +293,56 @@ def history_cmd(
     out.print(t, highlight=False, markup=False)
 
 
+@app.command("doctor")
+def doctor_cmd(
+    home: HomeOpt = None,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Repair what is damaged and read the affected input files again.")
+    ] = False,
+) -> None:
+    """Check that the lake holds what its logs claim (every data file there and whole, every
+    table readable); with --repair, make it consistent and read again the input files whose
+    rows were lost. Exit status 1 when damage is found and not repaired."""
+    from transforms import doctor
+    from transforms.lake import Lake
+
+    h = _home(home)
+    lake = Lake(h)
+    if not lake.root.is_dir():
+        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    found = doctor.check(lake)
+    for d in found:
+        out.print(_printable(f"damaged: {d.what}"), highlight=False, markup=False)
+    if not found:
+        if not warehouse.is_current(h):
+            warehouse.publish(h)
+            out.print("the warehouse views were built again")
+        out.print("the lake holds what its logs claim: nothing to repair")
+        return
+    if not repair:
+        out.print("run `runlake doctor --repair` to repair it")
+        raise typer.Exit(1)
+    done = doctor.repair(lake)
+    for t in done.moved:
+        out.print(_printable(f"moved aside (its log could not be read): lake/{t} -> "
+                             f"lake/{doctor.DAMAGED}/"), highlight=False, markup=False)
+    here, gone = doctor.rereadable(done.forgotten)
+    out.print(f"rows of {len(done.forgotten)} input file(s) removed; reading "
+              f"{len(here)} of them again")
+    for g in gone:
+        out.print(_printable(f"gone, its rows are no longer in the lake: {g}"),
+                  highlight=False, markup=False)
+    settings = Settings()
+    report = ingest(here, h, workers=settings.workers, tools=settings.tools,
+                    model_aliases=settings.model_aliases, prices=settings.prices,
+                    retention_hours=settings.retention_hours) if here else None
+    if report is None:
+        warehouse.publish(h, settings.retention_hours)
+    else:
+        _print_report(report)
+    out.print("repaired")
+
+
 @app.command("report")
 def report_cmd(
     day: Annotated[str | None, typer.Option(help="The night to report, YYYY-MM-DD "
@@ -493,6 +543,9 @@ def main() -> None:
         sys.exit(1)
     except duckdb.Error as e:  # a damaged warehouse or lake file
         err.print(f"error: the warehouse or the lake could not be read: {_printable(str(e))} "
-                  "(run `runlake ingest` again to rebuild the warehouse)", highlight=False,
-                  markup=False)
+                  "(run `runlake doctor` to check the lake and build the warehouse again)",
+                  highlight=False, markup=False)
         sys.exit(1)
+    except RunlakeError as e:  # anything else the user can act on
+        err.print(f"error: {_printable(str(e))}", highlight=False, markup=False)
+        sys.exit(2 if isinstance(e, InputError) else 1)

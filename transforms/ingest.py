@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-from transforms import db, models, registry, warehouse
+from transforms import db, doctor, models, registry, warehouse
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import (
@@ -92,6 +92,8 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
         from transforms import migrate
 
         migrate.convert(lake)
+    # What the lake claims to hold must be there, or this ingest would build on lost rows.
+    doctor.raise_if_damaged(lake)
     return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg,
                    tables, retention_hours)
 

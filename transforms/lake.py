@@ -67,6 +67,15 @@ LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
 T = TypeVar("T")
 
 
+STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
+"""The columns whose minimum and maximum each data file records (`_stats`): which input files
+a data file holds, and the days and runs it can be skipped for."""
+TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS)}
+"""Delta table properties of every lake table: readers (and `get_add_actions`) use the
+statistics of STATS_COLUMNS, whatever their position in the table (by default only the first
+32 columns' are, and `source_file` comes after them in the wide tables)."""
+
+
 def month_of(day: date) -> str:
     return f"{day.year:04d}-{day.month:02d}"
 
@@ -190,7 +199,7 @@ class Lake:
         try:
             return DeltaTable.create(self.uri(table), lake_schema(table),
                                      partition_by=[PARTITION] if table != MANIFEST else None,
-                                     mode="ignore")
+                                     mode="ignore", configuration=TABLE_PROPERTIES)
         except Exception:  # noqa: BLE001 - another writer created it at the same moment
             dt = self.open(table)
             if dt is None:
@@ -385,6 +394,11 @@ class Lake:
         if not parts and not self.exists(table):
             return -1, 0, 0
         dt = self.open(table) or self._create(table)
+        config = dt.metadata().configuration
+        if any(config.get(k) != v for k, v in TABLE_PROPERTIES.items()):
+            # A table created before the statistics columns were named.
+            dt.alter.set_table_properties(TABLE_PROPERTIES)
+            dt = self.open(table)
         self._evolve(table, dt, parts)
         wanted = set(sources)
         table_dir = self.root / table
@@ -521,7 +535,7 @@ def _stats(meta: pq.FileMetaData) -> str:
     out: dict[str, Any] = {"numRecords": meta.num_rows, "minValues": {}, "maxValues": {},
                            "nullCount": {}}
     schema = meta.schema.to_arrow_schema()
-    for name in ("source_file", "day", "run_id", "trace_id"):
+    for name in STATS_COLUMNS:
         if name not in schema.names:
             continue
         i = schema.get_field_index(name)

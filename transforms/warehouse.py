@@ -332,8 +332,9 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     snapshot = lake.snapshot() if snapshot is None else snapshot
     state = lake.state(snapshot) if state is None else state
     out = _derived_dir(home, state)
-    if (out / COMPLETE).exists():
+    if _derived_intact(home, state):
         return out
+    shutil.rmtree(out, ignore_errors=True)  # damaged (a truncated or deleted file): again
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}")
     tmp.mkdir(parents=True)
     cache = home / "lake" / DERIVED / WEEKS
@@ -347,8 +348,10 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
         common = _common_key(home)
         weeks, files, columns = _windows(lake, snapshot)
         keys = [_window_key(w, common, lines, con) for w in weeks]
-        stale = [w for w, k in zip(weeks, keys, strict=True) if not (cache / k / COMPLETE).exists()]
+        stale = [w for w, k in zip(weeks, keys, strict=True) if not _intact(cache / k)]
         targets = {w.week: cache / k for w, k in zip(weeks, keys, strict=True)}
+        for w in stale:  # a damaged week (a file truncated or deleted) is computed again
+            shutil.rmtree(targets[w.week], ignore_errors=True)
         if stale:
             week_con = _week_connection(home)
             try:
@@ -364,7 +367,7 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
         raise
     finally:
         con.close()
-    (tmp / COMPLETE).write_text(state)
+    _seal(tmp, state)
     try:
         os.replace(tmp, out)
     except OSError:  # another publisher stored the same version first
@@ -431,7 +434,7 @@ def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path, snapshot: dict[str
             shutil.rmtree(tmp, ignore_errors=True)
         raise
     for w in weeks:
-        (tmps[w.week] / COMPLETE).write_text(w.week)
+        _seal(tmps[w.week], w.week)
         try:
             os.replace(tmps[w.week], targets[w.week])
         except OSError:  # another publisher stored the same week first
@@ -457,7 +460,32 @@ WEEKS_FILE = "weeks.json"
 
 
 COMPLETE = "_complete"
-"""The marker of a finished lake/_derived/<state>/ folder."""
+"""The marker of a finished lake/_derived/ folder: what it is, and the size of each file."""
+
+
+def _seal(folder: Path, what: str) -> None:
+    sizes = {f.name: f.stat().st_size for f in folder.iterdir() if f.suffix == ".parquet"}
+    (folder / COMPLETE).write_text(json.dumps({"of": what, "sizes": sizes}))
+
+
+def _intact(folder: Path) -> bool:
+    """A finished derived folder whose files are all there at the sizes they were written."""
+    try:
+        sealed = json.loads((folder / COMPLETE).read_text())
+        return all((folder / name).stat().st_size == size
+                   for name, size in sealed["sizes"].items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def _derived_intact(home: Path, state: str) -> bool:
+    """The derived folder of a lake version and every week it lists are whole."""
+    out = _derived_dir(home, state)
+    try:
+        weeks = [str(k) for k in json.loads((out / WEEKS_FILE).read_text())]
+    except (OSError, ValueError, TypeError):
+        return False
+    return _intact(out) and all(_intact(out.parent / WEEKS / k) for k in weeks)
 
 
 def _built_stamp(home: Path) -> Path:
@@ -476,8 +504,11 @@ def is_current(home: Path) -> bool:
     built = _built_stamp(home)
     if not (path(home).exists() and built.exists()):
         return False
-    if built.read_text() != _stamp_text(home, Lake(home).state()):
+    state = Lake(home).state()
+    if built.read_text() != _stamp_text(home, state):
         return False
+    if not _derived_intact(home, state):
+        return False  # a derived file deleted or truncated: compute it again
     try:
         db.connect(str(path(home)), read_only=True).close()
     except duckdb.Error:

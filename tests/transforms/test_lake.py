@@ -564,8 +564,9 @@ def test_a_lake_of_the_previous_format_is_converted_on_first_use(tmp_path: Path,
 
 def _far_links_landing(folder: Path) -> list[Path]:
     """Two weeks and a half of runs with spans, some of them out of a link's reach: spans two
-    and four days after their run (across a week's end for some), a trace_id carried by two runs two days apart (with spans between
-    them, within a day of both), and a span whose parent started two days before it."""
+    and four days after their run (across a week's end for some), a trace_id carried by two
+    runs two days apart (with spans between them, within a day of both), and a span whose
+    parent started two days before it."""
     import random
     from datetime import date, timedelta
 

@@ -1,0 +1,210 @@
+"""Checking that the lake holds what it claims, and repairing it (`runlake doctor`).
+
+The lake's Delta logs name every data file with its size, and the `ingest_files` table names
+every input file with its digest. Damage from outside runlake (a deleted or truncated data
+file, a deleted month folder, a damaged log entry, a removed table) is found by comparing the
+two with what is on disk. Every ingest checks first and stops with a one-line error naming
+the damage; `runlake doctor --repair` then drops what cannot be read, removes every row of the
+input files that had rows there (so nothing is half there), and reads those files again from
+where they were ingested. Input files that are gone are listed: their rows are not in the lake
+any more.
+"""
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from transforms.errors import RunlakeError
+from transforms.lake import DATA_TABLES, MANIFEST, PARTITION, Lake, lake_schema
+
+DAMAGED = ".damaged"
+"""lake/.damaged/: tables whose log could not be read, moved aside by a repair."""
+
+
+@dataclass
+class Damage:
+    table: str
+    what: str
+    sources: set[str] | None = None
+    """Input files whose rows were in what is damaged (None: every input file of the lake)."""
+    files: list[str] = field(default_factory=list)
+    """Data files (paths relative to the table) the log names that are missing or damaged."""
+    unreadable: bool = False
+    """The table's log cannot be read at the version the lake uses."""
+
+
+class LakeDamaged(RunlakeError):
+    """The lake does not hold what it claims: `runlake doctor --repair` repairs it."""
+
+
+def _short(e: BaseException) -> str:
+    return " ".join(str(e).split())[:200]
+
+
+def check(lake: Lake) -> list[Damage]:
+    """What is damaged in the lake (empty when it holds what its logs claim)."""
+    if not lake.root.is_dir():
+        return []
+    data = [t for t in DATA_TABLES if lake.exists(t)]
+    if not lake.exists(MANIFEST):
+        if data:
+            return [Damage(MANIFEST, "the ingest_files table is missing (lake/ingest_files)")]
+        return []
+    try:
+        snapshot = lake.snapshot()
+        known = lake.known_files()
+    except Exception as e:  # noqa: BLE001 - whatever delta-rs raises for a damaged log
+        return [Damage(MANIFEST, f"the ingest_files table cannot be read: {_short(e)}",
+                       unreadable=True)]
+    out = []
+    for t in DATA_TABLES:
+        version = snapshot.get(t, -1)
+        if version < 0:
+            continue
+        if not lake.exists(t):
+            out.append(Damage(t, f"the {t} table is missing (lake/{t})", unreadable=True))
+            continue
+        try:
+            actions = pa.table(lake.open(t, version).get_add_actions(flatten=True))
+        except Exception as e:  # noqa: BLE001
+            out.append(Damage(t, f"the {t} table cannot be read at version {version}: "
+                              f"{_short(e)}", unreadable=True))
+            continue
+        damage = _files(lake, t, actions, sorted(known))
+        if damage is not None:
+            out.append(damage)
+    return out
+
+
+def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Damage | None:
+    """Missing or truncated data files of one table, with the input files they held rows of
+    (by the files' source_file statistics)."""
+    names = actions.column_names
+    n = actions.num_rows
+    lo = actions.column("min.source_file").to_pylist() if "min.source_file" in names else [None] * n
+    hi = actions.column("max.source_file").to_pylist() if "max.source_file" in names else [None] * n
+    bad: list[str] = []
+    held: set[str] | None = set()
+    for path, size, a, b in zip(actions.column("path").to_pylist(),
+                                actions.column("size_bytes").to_pylist(), lo, hi, strict=True):
+        try:
+            ok = os.stat(lake.root / table / path).st_size == size
+        except OSError:
+            ok = False
+        if ok:
+            continue
+        bad.append(path)
+        if a is None or b is None or held is None:
+            held = None
+        else:
+            held |= {s for s in sources if a <= s <= b}
+    if not bad:
+        return None
+    what = (f"{len(bad)} data file{'s' if len(bad) > 1 else ''} of the {table} table "
+            f"{'are' if len(bad) > 1 else 'is'} missing or truncated ({bad[0]}"
+            f"{', ...' if len(bad) > 1 else ''})")
+    return Damage(table, what, held, bad)
+
+
+def raise_if_damaged(lake: Lake) -> None:
+    """Stop an ingest on a damaged lake with one line saying what and how to repair it."""
+    found = check(lake)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise LakeDamaged(f"the lake under {lake.home} is damaged: {found[0].what}{more}. Run "
+                          "`runlake doctor --repair` to read the affected input files again")
+
+
+@dataclass
+class Repair:
+    damage: list[Damage]
+    forgotten: list[str]
+    """Input files whose rows were removed from every table (to be read again)."""
+    moved: list[str] = field(default_factory=list)
+    """Tables moved aside to lake/.damaged/ because their log could not be read."""
+
+
+def repair(lake: Lake) -> Repair:
+    """Make the lake consistent again: drop damaged data files from their tables' logs, move
+    aside tables whose log cannot be read, and remove every row (and the ingest_files row) of
+    the input files that had rows in anything damaged, so that the next ingest of those files
+    reads them whole. Returns what was done; the caller reads the files again."""
+    with lake.committing():
+        found = check(lake)
+        if not found:
+            return Repair([], [])
+        everything = any(d.sources is None or d.unreadable for d in found)
+        moved = []
+        for d in found:
+            if d.unreadable and (lake.root / d.table).exists():
+                aside = lake.root / DAMAGED / f"{d.table}-{time.strftime('%Y%m%dT%H%M%S')}"
+                aside.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(lake.root / d.table, aside)
+                moved.append(d.table)
+            elif d.files:
+                _drop(lake, d.table, d.files)
+        if everything:
+            sources = _all_sources(lake)
+        else:
+            sources = set().union(*(d.sources or set() for d in found))
+        _forget(lake, sorted(sources))
+        return Repair(found, sorted(sources), moved)
+
+
+def _drop(lake: Lake, table: str, paths: Iterable[str]) -> None:
+    """Remove data files from a table's log (they are gone or damaged on disk)."""
+    from deltalake.transaction import RemoveAction
+
+    dt = lake.open(table)
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    wanted = set(paths)
+    now = int(time.time() * 1000)
+    removes = [RemoveAction(p, True, now, int(s), {PARTITION: m})
+               for p, s, m in zip(actions.column("path").to_pylist(),
+                                  actions.column("size_bytes").to_pylist(),
+                                  actions.column(f"partition.{PARTITION}").to_pylist(),
+                                  strict=True) if p in wanted]
+    if removes:
+        dt.create_write_transaction(removes, mode="append", schema=lake_schema(table),
+                                    partition_by=[PARTITION])
+
+
+def _all_sources(lake: Lake) -> set[str]:
+    """Every input file with rows in a readable table or a row in ingest_files."""
+    out: set[str] = set()
+    for t in (*DATA_TABLES, MANIFEST):
+        try:
+            dt = lake.open(t)
+            if dt is not None:
+                out |= set(dt.to_pyarrow_table(columns=["source_file"])
+                           .column("source_file").to_pylist())
+        except Exception:  # noqa: BLE001 - a table that still cannot be read holds nothing
+            continue
+    out.discard(None)  # type: ignore[arg-type]
+    return out
+
+
+def _forget(lake: Lake, sources: list[str]) -> None:
+    """Remove every row of `sources` from every table, committed as one lake version."""
+    if not sources:
+        return
+    staging = lake.home / ".staging" / f"repair-{uuid.uuid4().hex}"
+    staging.mkdir(parents=True)
+    try:
+        empty = pa.Table.from_pylist([], schema=lake_schema(MANIFEST))
+        lake.commit(staging, sources, empty, f"repair-{uuid.uuid4().hex}")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def rereadable(sources: Iterable[str]) -> tuple[list[Path], list[str]]:
+    """The input files that are still where they were ingested from, and those that are not."""
+    here = [Path(s) for s in sources if Path(s).is_file()]
+    gone = [s for s in sources if not Path(s).is_file()]
+    return here, gone
