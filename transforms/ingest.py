@@ -27,7 +27,7 @@ from transforms.readers import (
     discover,
     file_sha256,
 )
-from transforms.worker import BlockResult, BlockTask, process_block
+from transforms.worker import BlockResult, BlockTask, process_batch
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -232,7 +232,27 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
         ctx.set_forkserver_preload(["transforms.worker"])
         pool = ProcessPoolExecutor(n_workers, mp_context=ctx)
     states: list[_FileState] = []
-    in_flight: list[tuple[Future[BlockResult], _FileState]] = []
+    in_flight: list[tuple[Future[list[BlockResult]], list[_FileState]]] = []
+    batch: list[tuple[BlockTask, _FileState]] = []
+    batch_bytes = 0
+
+    def flush() -> None:
+        """Process the gathered blocks as one task (staged together)."""
+        nonlocal batch, batch_bytes
+        if not batch:
+            return
+        tasks, owners = [t for t, _ in batch], [o for _, o in batch]
+        batch, batch_bytes = [], 0
+        if pool is None:
+            for owner, res in zip(owners, process_batch(tasks), strict=True):
+                owner.add(res)
+            return
+        in_flight.append((pool.submit(process_batch, tasks), owners))
+        while len(in_flight) >= 2 * n_workers:
+            fut, waiting = in_flight.pop(0)
+            for owner, res in zip(waiting, fut.result(), strict=True):
+                owner.add(res)
+
     try:
         for seq, (f, fr) in enumerate(todo):
             state = _FileState(f, fr)
@@ -255,13 +275,10 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                 task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
                                  str(staging), f"{seq:06d}-{i:06d}",
                                  reg if f.kind in CHECKED_KINDS else None)
-                if pool is None:
-                    state.add(process_block(task))
-                else:
-                    in_flight.append((pool.submit(process_block, task), state))
-                    while len(in_flight) >= 2 * n_workers:
-                        fut, owner = in_flight.pop(0)
-                        owner.add(fut.result())
+                batch.append((task, state))
+                batch_bytes += len(block.data)
+                if batch_bytes >= block_bytes or len(batch) >= BATCH_FILES:
+                    flush()
                 if progress:
                     progress(reader.bytes_read - seen)
                     seen = reader.bytes_read
@@ -269,13 +286,19 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
             state.sha256 = reader.sha256
             if progress and f.size > seen:
                 progress(f.size - seen)
-        for fut, owner in in_flight:
-            owner.add(fut.result())
+        flush()
+        for fut, waiting in in_flight:
+            for owner, res in zip(waiting, fut.result(), strict=True):
+                owner.add(res)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     for state in states:
         yield state.file, state.report, state.sha256, state.days
+
+
+BATCH_FILES = 1000
+"""At most this many small files' blocks are normalized and staged together."""
 
 
 def _sha(f: InputFile) -> str:

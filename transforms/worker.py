@@ -59,10 +59,27 @@ class BlockResult:
 
 def process_block(task: BlockTask) -> BlockResult:
     """Read, normalize and stage one block; the counts say what became of every line."""
-    res, buffers = normalize_block(task)
-    stage_tables(buffers, Path(task.staging), task.part, [t for t in TABLES
-                                                           if t != "ingest_files"])
-    return res
+    return process_batch([task])[0]
+
+
+def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
+    """Read and normalize several blocks (small files' whole contents, gathered so that a
+    folder of many small files is not staged one tiny Parquet file per table each) and stage
+    their rows together, under the first task's part name; the counts of each block."""
+    results, tables = [], []
+    for task in tasks:
+        res, buffers = normalize_block(task)
+        results.append(res)
+        tables.append(buffers)
+    staging = Path(tasks[0].staging)
+    for t in TABLES:
+        if t == MANIFEST:
+            continue
+        parts = [b.to_arrow(t) for b in tables if b.rows(t)]
+        if parts:
+            stage(parts[0] if len(parts) == 1 else pa.concat_tables(parts), staging, t,
+                  tasks[0].part)
+    return results
 
 
 def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:

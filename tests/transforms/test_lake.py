@@ -658,3 +658,30 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
     assert linked[True] > 0 and linked[False] > 0
     assert linked[True] + near[0][0] >= 2 * 17 * 3 + 3
     assert orphans[0][0] >= 6
+
+
+def test_many_small_files_are_staged_together(tmp_path: Path) -> None:
+    """A folder of many one-line files is normalized and staged in batches: the lake holds a
+    few data files per table, not one per input file, and every file keeps its own counts."""
+    from transforms.ingest import BATCH_FILES
+
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    n = 1200
+    for i in range(n):
+        (folder / f"f{i:05d}.responses.jsonl").write_text(
+            json.dumps(run(f"r{i}", "2026-11-20")) + "\n" + ("not json\n" if i % 100 == 0 else ""))
+    home = tmp_path / "home"
+    report = ingest([folder], home, workers=1)
+    assert len(report.files) == n
+    assert sum(f.accepted for f in report.files) == n
+    assert [f.quarantined for f in report.files] == [1 if i % 100 == 0 else 0 for i in range(n)]
+    files = list((home / "lake" / "runs").glob("month=*/*.parquet"))
+    assert 1 <= len(files) <= -(-n // BATCH_FILES)
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT source_file) FROM runs").fetchall() \
+            == [(n, n)]
+        assert con.execute("SELECT count(*) FROM quarantine").fetchall() == [(n // 100,)]
+    finally:
+        con.close()
