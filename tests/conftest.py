@@ -1,6 +1,7 @@
 """Shared fixtures: write response lines to a landing folder, ingest, open the warehouse."""
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,14 @@ from transforms import warehouse
 from transforms.ingest import IngestReport, ingest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-REAL_TRACES = SHARED / "real_traces"
+FIXTURES = REPO / "tests" / "fixtures"
+REAL_FIXTURES = FIXTURES / "real"
+"""Small real traces kept in the repository (see its SOURCES.md)."""
+REAL_TRACES_SETTING = "RUNLAKE_REAL_TRACES"
+"""The folder of the full collection of real traces: its tests run when it is set (and then
+must find it), and are skipped when it is not."""
+REAL_TRACES = Path(os.environ[REAL_TRACES_SETTING]) if os.environ.get(REAL_TRACES_SETTING) \
+    else None
 
 
 def to_line(item: Any) -> bytes:

@@ -1,4 +1,5 @@
-"""Real agent traces from public projects (../shared/real_traces, see its SOURCES.md).
+"""Real agent traces from public projects: the collection in the folder RUNLAKE_REAL_TRACES
+names (see its SOURCES.md); skipped when the setting is not given.
 
 The tau-bench trajectories are OpenAI-style transcripts with nested tool calls: imported with
 `runlake import tau-bench` (the mapping SOURCES.md gives), they must normalize to the figures
@@ -16,15 +17,21 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REAL_TRACES
+from tests.conftest import REAL_TRACES as _GIVEN
+from tests.conftest import REAL_TRACES_SETTING
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
 
+pytestmark = pytest.mark.skipif(_GIVEN is None, reason=f"set {REAL_TRACES_SETTING} to the "
+                                "folder of real traces to run these")
+REAL_TRACES = _GIVEN if _GIVEN is not None else Path("/nonexistent")
+if _GIVEN is not None and not (_GIVEN / "tau-bench").is_dir():
+    raise pytest.UsageError(f"{REAL_TRACES_SETTING}={_GIVEN}: no real traces there")
+
 TAU = REAL_TRACES / "tau-bench" / "gpt-4o-airline.json"
 SWE_PREDS = REAL_TRACES / "swe-agent" / "gpt4_swe-bench-dev-easy_all_preds.jsonl"
 
-pytestmark = pytest.mark.skipif(not TAU.exists(), reason="../shared/real_traces not present")
 
 
 def test_tau_bench_airline(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REAL_TRACES
+from tests.conftest import REAL_FIXTURES
 from transforms.ingest import ingest
 
-SAMPLE = REAL_TRACES / "agent-framework-durable" / "durable_agent_state_sample.json"
+SAMPLE = REAL_FIXTURES / "agent-framework-durable" / "durable_agent_state_sample.json"
 
 
 def state(history: list[Any], version: Any = "1.0.0", **top: Any) -> dict[str, Any]:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REAL_TRACES
+from tests.conftest import REAL_FIXTURES
 from transforms.ingest import ingest
 
-OI = REAL_TRACES / "openinference"
+OI = REAL_FIXTURES / "openinference"
 
 
 def kv(attrs: dict[str, Any]) -> list[dict[str, Any]]:
