@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from transforms.errors import RunlakeError
-from transforms.lake import DATA_TABLES, MANIFEST, PARTITION, Lake, lake_schema
+from transforms.lake import DATA_TABLES, MANIFEST, MANIFEST_MADE, PARTITION, Lake, lake_schema
 
 DAMAGED = ".damaged"
 """lake/.damaged/: tables whose log could not be read, moved aside by a repair."""
@@ -53,9 +53,10 @@ def check(lake: Lake) -> list[Damage]:
         return []
     data = [t for t in DATA_TABLES if lake.exists(t)]
     if not lake.exists(MANIFEST):
-        if data:
+        if data and (lake.root / MANIFEST_MADE).exists():
             return [Damage(MANIFEST, "the ingest_files table is missing (lake/ingest_files)")]
-        return []
+        return []  # empty, or a first ingest that died before its manifest commit
+    (lake.root / MANIFEST_MADE).touch()  # also for a lake written before the marker existed
     try:
         snapshot = lake.snapshot()
         known = lake.known_files()
@@ -113,8 +114,12 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Dam
 
 
 def raise_if_damaged(lake: Lake) -> None:
-    """Stop an ingest on a damaged lake with one line saying what and how to repair it."""
-    found = check(lake)
+    """Stop an ingest on a damaged lake with one line saying what and how to repair it.
+    Checked between other writers' commits (a commit in progress is not damage)."""
+    if not lake.root.is_dir():
+        return
+    with lake.committing():
+        found = check(lake)
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise LakeDamaged(f"the lake under {lake.home} is damaged: {found[0].what}{more}. Run "

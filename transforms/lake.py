@@ -53,6 +53,9 @@ MODEL_TABLES = "_models/tables.json"
 PARTITION = "month"
 MANIFEST = "ingest_files"
 DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
+MANIFEST_MADE = ".ingest_files.made"
+"""lake/.ingest_files.made: the manifest has been committed once (without it, data tables and
+no manifest are a first ingest that died before its manifest commit, not damage)."""
 COMMIT_RETRIES = 12
 """How many times a commit that conflicts with another writer's is tried again."""
 COMPACT_FILES = 32
@@ -382,6 +385,7 @@ class Lake:
             return int(self.open(MANIFEST).version())
 
         result.versions[MANIFEST] = with_retries("ingest_files", write_manifest)
+        (self.root / MANIFEST_MADE).touch()
         return result
 
     def _commit_table(self, table: str, staged: Path, sources: list[str],

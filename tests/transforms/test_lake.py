@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from transforms import derive, sqlfiles, warehouse
 from transforms import lake as lake_mod
-from transforms import warehouse
 from transforms.ingest import ingest
 from transforms.schemas import RUN_TABLES
 
@@ -121,7 +121,7 @@ def test_failed_build_keeps_previous_warehouse(write_lines: Callable[..., Path],
     sql = tmp_path / "sql"
     (sql / "marts").mkdir(parents=True)
     (sql / "marts" / "v_broken.sql").write_text("CREATE VIEW v_broken AS SELECT * FROM nope")
-    monkeypatch.setattr(warehouse, "SQL_DIR", sql)
+    monkeypatch.setattr(sqlfiles, "SQL_DIR", sql)
     with pytest.raises(warehouse.WarehouseError, match="v_broken.sql"):
         warehouse.build(home)
     assert warehouse.path(home).read_bytes() == before
@@ -619,10 +619,10 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
 
     landing = _far_links_landing(tmp_path / "landing")
     now = datetime(2026, 11, 12, tzinfo=UTC)
-    monkeypatch.setattr(warehouse, "GROUP_WEEKS", 1)
+    monkeypatch.setattr(derive, "GROUP_WEEKS", 1)
     alone = tmp_path / "alone"
     ingest(landing, alone, now=now)
-    monkeypatch.setattr(warehouse, "GROUP_WEEKS", 8)
+    monkeypatch.setattr(derive, "GROUP_WEEKS", 8)
     grouped = tmp_path / "grouped"
     ingest(landing, grouped, now=now)
     assert len(list((grouped / "lake" / warehouse.DERIVED / warehouse.WEEKS).iterdir())) == 4
