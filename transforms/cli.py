@@ -25,9 +25,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from transforms import warehouse
+from transforms import db, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
+from transforms.lake import Lake
 from transforms.readers import KINDS, READABLE_KINDS, discover, parse_line
 from transforms.schemas import TABLES
 from transforms.settings import Settings
@@ -106,7 +107,7 @@ def ingest_cmd(
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:
-        _fail(f"the warehouse views could not be built: {e}")
+        _fail(f"the warehouse views could not be built: {_one_line(str(e))}")
     except RunlakeError as e:
         _fail(str(e))
     _print_report(report)
@@ -182,17 +183,20 @@ def sql_cmd(
         _fail("--format parquet needs --output FILE", 2)
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
+    h = _home(home)
     try:
+        lake = Lake(h).root
         if as_of is None:
-            con = warehouse.connect(_home(home))
+            con = warehouse.connect(h)
         else:
-            con = warehouse.at(_home(home), int(as_of) if as_of.isdigit() else as_of)
+            con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
     except (FileNotFoundError, InputError) as e:
         _fail(str(e), 2)
     try:
-        kinds = [s.type.name for s in con.extract_statements(query)]
+        # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
+        db.sandbox(con, [lake])
+        kinds = _statement_kinds(con, query)
         if len(kinds) != 1 or kinds[0] not in ("SELECT", "EXPLAIN", "PRAGMA"):
-            con.close()
             _fail("runlake sql runs one query (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN), not "
                   f"{', '.join(kinds) or 'nothing'}: export results with --format and --output", 2)
         rel = con.sql(query)
@@ -200,7 +204,7 @@ def sql_cmd(
             _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
         frame = rel.pl()
     except duckdb.Error as e:
-        _fail(f"query failed: {e}")
+        _fail(f"query failed: {_one_line(str(e))}")
     finally:
         con.close()
     if fmt == "table":
@@ -239,6 +243,57 @@ def sql_cmd(
         frame.write_parquet(target)
     if output is not None:
         err.print(f"wrote {frame.height:,} rows to {output}")
+
+
+def _statement_kinds(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
+    """The type of each statement of `query` as DuckDB's parser reads it; an EXPLAIN is
+    EXPLAIN only when what it explains is a SELECT (EXPLAIN ANALYZE runs it), else the type
+    of that statement."""
+    kinds = []
+    for statement in con.extract_statements(query):
+        kind = statement.type.name
+        if kind == "EXPLAIN":
+            inner = _explained(con, statement.query)
+            kind = "EXPLAIN" if inner == {"SELECT"} else \
+                f"EXPLAIN of {', '.join(sorted(inner)) or 'an unreadable statement'}"
+        kinds.append(kind)
+    return kinds
+
+
+def _explained(con: duckdb.DuckDBPyConnection, text: str) -> set[str]:
+    """The types of the statement an EXPLAIN explains, read by DuckDB's own tokenizer and
+    parser. `EXPLAIN [ANALYZE] stmt` and `EXPLAIN (options) stmt` are the forms: every
+    reading of the text that parses is taken, so the one DuckDB runs is among them."""
+    found = duckdb.tokenize(text)
+    ends = [offset for offset, _ in found[1:]] + [len(text)]
+    read = [(offset, text[offset:end].strip().upper()) for (offset, kind), end
+            in zip(found, ends, strict=True) if kind != duckdb.token_type.comment]
+    tokens, words = [t for t, _ in read], [w for _, w in read]
+    starts = tokens[1:2]
+    if len(words) > 2 and words[1] in ("ANALYZE", "ANALYSE"):
+        starts.append(tokens[2])
+    if len(words) > 1 and words[1] == "(":
+        depth = 0
+        for i in range(1, len(words)):
+            depth += (words[i] == "(") - (words[i] == ")")
+            if depth == 0:
+                starts += tokens[i + 1:i + 2]
+                break
+    kinds: set[str] = set()
+    for start in starts:
+        try:
+            statements = con.extract_statements(text[start:])
+        except duckdb.Error:
+            continue
+        kinds.update(s.type.name for s in statements)
+        if len(statements) > 1:
+            kinds.add("MULTI")
+    return kinds
+
+
+def _one_line(message: str) -> str:
+    """A DuckDB error as one line: its lines joined, the caret line under the query left out."""
+    return " ".join(p.strip() for p in message.splitlines() if p.strip().strip("^"))
 
 
 @app.command("views")
@@ -492,7 +547,8 @@ def main() -> None:
                   markup=False)
         sys.exit(1)
     except duckdb.Error as e:  # a damaged warehouse or lake file
-        err.print(f"error: the warehouse or the lake could not be read: {_printable(str(e))} "
+        err.print(f"error: the warehouse or the lake could not be read: "
+                  f"{_printable(_one_line(str(e)))} "
                   "(run `runlake ingest` again to rebuild the warehouse)", highlight=False,
                   markup=False)
         sys.exit(1)
