@@ -431,10 +431,13 @@ def import_cmd(
         if unit == "run":
             what += f" ({r.passed:,} of {r.graded:,} graded passed)" if r.graded else \
                 " (ungraded)"
-        out.print(f"{r.source.name}: {what} -> {r.output}", highlight=False, markup=False)
+        out.print(_printable(f"{r.source.name}: {what} -> {r.output}"), highlight=False,
+                  markup=False)
         for note in r.notes:
-            out.print(f"  note: {note}", highlight=False, markup=False)
-    out.print(f"next: runlake ingest {out_dir}", highlight=False, markup=False)
+            out.print(_printable(f"  note: {note}"), highlight=False, markup=False)
+    out.print(_printable(f"wrote {len(results):,} file{'' if len(results) == 1 else 's'} to "
+                         f"{out_dir}; next: runlake ingest {out_dir}"), highlight=False,
+              markup=False)
 
 
 @app.command("schema")
