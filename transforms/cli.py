@@ -25,7 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from transforms import db, warehouse
+from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
@@ -43,16 +43,26 @@ HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
 
+def _settings() -> Settings:
+    """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
+    try:
+        return settings.load()
+    except InputError as e:
+        _fail(str(e), 2)
+        raise  # unreachable: _fail exits
+
+
 def _home(home: Path | None) -> Path:
-    return home if home is not None else Settings().home
+    return home if home is not None else _settings().home
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _printable(text: str) -> str:
-    """Text from traces or file names as a terminal shows it safely: control characters
-    (escape sequences, bidi overrides) as \\xNN / \\uNNNN."""
+    """Text from traces or file names as a terminal shows it safely, on its one line: control
+    characters (newlines and tabs, escape sequences, bidi overrides) as \\n, \\t, \\xNN,
+    \\uNNNN."""
     return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
 
 
@@ -83,7 +93,7 @@ def ingest_cmd(
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
     if workers is not None and workers < 1:
         _fail(f"--workers {workers} must be at least 1", 2)
-    settings = Settings()
+    config = _settings()
     h = _home(home)
     try:
         total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
@@ -92,18 +102,18 @@ def ingest_cmd(
                           DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                           console=err, transient=True) as bar:
                 task = bar.add_task("ingesting", total=total)
-                report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
+                report = ingest(paths, h, kind=kind, workers=workers or config.workers,
                                 progress=lambda n: bar.advance(task, n),
-                                tools=tools or settings.tools,
-                                model_aliases=model_aliases or settings.model_aliases,
-                                prices=prices or settings.prices,
-                                retention_hours=settings.retention_hours)
+                                tools=tools or config.tools,
+                                model_aliases=model_aliases or config.model_aliases,
+                                prices=prices or config.prices,
+                                retention_hours=config.retention_hours)
         else:
-            report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
-                            tools=tools or settings.tools,
-                            model_aliases=model_aliases or settings.model_aliases,
-                            prices=prices or settings.prices,
-                            retention_hours=settings.retention_hours)
+            report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+                            tools=tools or config.tools,
+                            model_aliases=model_aliases or config.model_aliases,
+                            prices=prices or config.prices,
+                            retention_hours=config.retention_hours)
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:
@@ -120,10 +130,19 @@ def ingest_cmd(
         _fail("no line could be read as a run: see quarantine above", 1)
 
 
+LISTED_FILES = 12
+"""Up to this many files are listed one per line; beyond, only those worth a look (errors,
+quarantined lines, unknown kinds), and unchanged files are counted in one line."""
+
+
 def _print_report(r: IngestReport) -> None:
-    noteworthy = [f for f in r.files if f.skipped or f.error or f.quarantined
-                  or f.kind not in READABLE_KINDS]
-    shown = r.files if len(r.files) <= 12 else noteworthy
+    done = [f for f in r.files if not f.skipped]
+    n_skipped = len(r.files) - len(done)
+    if len(r.files) <= LISTED_FILES:
+        shown = r.files
+    else:  # a re-run over a big landing folder: what was read this time, not what was not
+        shown = done if len(done) <= LISTED_FILES else [
+            f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
     if shown:
         t = Table(show_edge=False)
         for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
@@ -135,11 +154,13 @@ def _print_report(r: IngestReport) -> None:
                       *("-" if f.skipped else f"{x:,}"
                         for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
         out.print(t, highlight=False, markup=False)
+    if n_skipped and len(r.files) > LISTED_FILES:
+        out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
+                  highlight=False)
     for f in r.files:
         if f.error:
             out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
-    done = [f for f in r.files if not f.skipped]
-    out.print(f"{len(r.files)} files ({len(r.files) - len(done)} unchanged): "
+    out.print(f"{len(r.files):,} files ({n_skipped:,} unchanged): "
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
               f"{sum(f.blank for f in done):,} blank", highlight=False)
@@ -372,7 +393,7 @@ def report_cmd(
             when = date.fromisoformat(day)
         except ValueError:
             _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
-    settings = Settings()
+    config = _settings()
     try:
         summary = write_report(_home(home), when, baseline_days)
     except FileNotFoundError as e:
@@ -395,9 +416,9 @@ def report_cmd(
     say(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
         "(reported apart)")
     say(f"report: {summary.path.resolve()}")
-    if settings.webhook_url and not v.all_clear:
+    if config.webhook_url and not v.all_clear:
         try:
-            notify(v, settings.webhook_url, str(summary.path.resolve()))
+            notify(v, config.webhook_url, str(summary.path.resolve()))
             say("webhook: summary sent")
         except NotifyError as e:
             err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
