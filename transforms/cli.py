@@ -25,9 +25,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from transforms import warehouse
+from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
+from transforms.lake import Lake
 from transforms.readers import KINDS, READABLE_KINDS, discover, parse_line
 from transforms.schemas import TABLES
 from transforms.settings import Settings
@@ -42,16 +43,26 @@ HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
 
+def _settings() -> Settings:
+    """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
+    try:
+        return settings.load()
+    except InputError as e:
+        _fail(str(e), 2)
+        raise  # unreachable: _fail exits
+
+
 def _home(home: Path | None) -> Path:
-    return home if home is not None else Settings().home
+    return home if home is not None else _settings().home
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _printable(text: str) -> str:
-    """Text from traces or file names as a terminal shows it safely: control characters
-    (escape sequences, bidi overrides) as \\xNN / \\uNNNN."""
+    """Text from traces or file names as a terminal shows it safely, on its one line: control
+    characters (newlines and tabs, escape sequences, bidi overrides) as \\n, \\t, \\xNN,
+    \\uNNNN."""
     return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
 
 
@@ -82,7 +93,7 @@ def ingest_cmd(
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
     if workers is not None and workers < 1:
         _fail(f"--workers {workers} must be at least 1", 2)
-    settings = Settings()
+    config = _settings()
     h = _home(home)
     try:
         total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
@@ -91,22 +102,22 @@ def ingest_cmd(
                           DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                           console=err, transient=True) as bar:
                 task = bar.add_task("ingesting", total=total)
-                report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
+                report = ingest(paths, h, kind=kind, workers=workers or config.workers,
                                 progress=lambda n: bar.advance(task, n),
-                                tools=tools or settings.tools,
-                                model_aliases=model_aliases or settings.model_aliases,
-                                prices=prices or settings.prices,
-                                retention_hours=settings.retention_hours)
+                                tools=tools or config.tools,
+                                model_aliases=model_aliases or config.model_aliases,
+                                prices=prices or config.prices,
+                                retention_hours=config.retention_hours)
         else:
-            report = ingest(paths, h, kind=kind, workers=workers or settings.workers,
-                            tools=tools or settings.tools,
-                            model_aliases=model_aliases or settings.model_aliases,
-                            prices=prices or settings.prices,
-                            retention_hours=settings.retention_hours)
+            report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+                            tools=tools or config.tools,
+                            model_aliases=model_aliases or config.model_aliases,
+                            prices=prices or config.prices,
+                            retention_hours=config.retention_hours)
     except InputError as e:
         _fail(str(e), 2)
     except WarehouseError as e:
-        _fail(f"the warehouse views could not be built: {e}")
+        _fail(f"the warehouse views could not be built: {_one_line(str(e))}")
     except RunlakeError as e:
         _fail(str(e))
     _print_report(report)
@@ -119,10 +130,19 @@ def ingest_cmd(
         _fail("no line could be read as a run: see quarantine above", 1)
 
 
+LISTED_FILES = 12
+"""Up to this many files are listed one per line; beyond, only those worth a look (errors,
+quarantined lines, unknown kinds), and unchanged files are counted in one line."""
+
+
 def _print_report(r: IngestReport) -> None:
-    noteworthy = [f for f in r.files if f.skipped or f.error or f.quarantined
-                  or f.kind not in READABLE_KINDS]
-    shown = r.files if len(r.files) <= 12 else noteworthy
+    done = [f for f in r.files if not f.skipped]
+    n_skipped = len(r.files) - len(done)
+    if len(r.files) <= LISTED_FILES:
+        shown = r.files
+    else:  # a re-run over a big landing folder: what was read this time, not what was not
+        shown = done if len(done) <= LISTED_FILES else [
+            f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
     if shown:
         t = Table(show_edge=False)
         for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
@@ -134,11 +154,13 @@ def _print_report(r: IngestReport) -> None:
                       *("-" if f.skipped else f"{x:,}"
                         for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
         out.print(t, highlight=False, markup=False)
+    if n_skipped and len(r.files) > LISTED_FILES:
+        out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
+                  highlight=False)
     for f in r.files:
         if f.error:
             out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
-    done = [f for f in r.files if not f.skipped]
-    out.print(f"{len(r.files)} files ({len(r.files) - len(done)} unchanged): "
+    out.print(f"{len(r.files):,} files ({n_skipped:,} unchanged): "
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
               f"{sum(f.blank for f in done):,} blank", highlight=False)
@@ -182,17 +204,20 @@ def sql_cmd(
         _fail("--format parquet needs --output FILE", 2)
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
+    h = _home(home)
     try:
+        lake = Lake(h).root
         if as_of is None:
-            con = warehouse.connect(_home(home))
+            con = warehouse.connect(h)
         else:
-            con = warehouse.at(_home(home), int(as_of) if as_of.isdigit() else as_of)
+            con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
     except (FileNotFoundError, InputError) as e:
         _fail(str(e), 2)
     try:
-        kinds = [s.type.name for s in con.extract_statements(query)]
+        # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
+        db.sandbox(con, [lake])
+        kinds = _statement_kinds(con, query)
         if len(kinds) != 1 or kinds[0] not in ("SELECT", "EXPLAIN", "PRAGMA"):
-            con.close()
             _fail("runlake sql runs one query (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN), not "
                   f"{', '.join(kinds) or 'nothing'}: export results with --format and --output", 2)
         rel = con.sql(query)
@@ -200,7 +225,7 @@ def sql_cmd(
             _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
         frame = rel.pl()
     except duckdb.Error as e:
-        _fail(f"query failed: {e}")
+        _fail(f"query failed: {_one_line(str(e))}")
     finally:
         con.close()
     if fmt == "table":
@@ -239,6 +264,57 @@ def sql_cmd(
         frame.write_parquet(target)
     if output is not None:
         err.print(f"wrote {frame.height:,} rows to {output}")
+
+
+def _statement_kinds(con: duckdb.DuckDBPyConnection, query: str) -> list[str]:
+    """The type of each statement of `query` as DuckDB's parser reads it; an EXPLAIN is
+    EXPLAIN only when what it explains is a SELECT (EXPLAIN ANALYZE runs it), else the type
+    of that statement."""
+    kinds = []
+    for statement in con.extract_statements(query):
+        kind = statement.type.name
+        if kind == "EXPLAIN":
+            inner = _explained(con, statement.query)
+            kind = "EXPLAIN" if inner == {"SELECT"} else \
+                f"EXPLAIN of {', '.join(sorted(inner)) or 'an unreadable statement'}"
+        kinds.append(kind)
+    return kinds
+
+
+def _explained(con: duckdb.DuckDBPyConnection, text: str) -> set[str]:
+    """The types of the statement an EXPLAIN explains, read by DuckDB's own tokenizer and
+    parser. `EXPLAIN [ANALYZE] stmt` and `EXPLAIN (options) stmt` are the forms: every
+    reading of the text that parses is taken, so the one DuckDB runs is among them."""
+    found = duckdb.tokenize(text)
+    ends = [offset for offset, _ in found[1:]] + [len(text)]
+    read = [(offset, text[offset:end].strip().upper()) for (offset, kind), end
+            in zip(found, ends, strict=True) if kind != duckdb.token_type.comment]
+    tokens, words = [t for t, _ in read], [w for _, w in read]
+    starts = tokens[1:2]
+    if len(words) > 2 and words[1] in ("ANALYZE", "ANALYSE"):
+        starts.append(tokens[2])
+    if len(words) > 1 and words[1] == "(":
+        depth = 0
+        for i in range(1, len(words)):
+            depth += (words[i] == "(") - (words[i] == ")")
+            if depth == 0:
+                starts += tokens[i + 1:i + 2]
+                break
+    kinds: set[str] = set()
+    for start in starts:
+        try:
+            statements = con.extract_statements(text[start:])
+        except duckdb.Error:
+            continue
+        kinds.update(s.type.name for s in statements)
+        if len(statements) > 1:
+            kinds.add("MULTI")
+    return kinds
+
+
+def _one_line(message: str) -> str:
+    """A DuckDB error as one line: its lines joined, the caret line under the query left out."""
+    return " ".join(p.strip() for p in message.splitlines() if p.strip().strip("^"))
 
 
 @app.command("views")
@@ -332,7 +408,7 @@ def doctor_cmd(
     for g in gone:
         out.print(_printable(f"gone, its rows are no longer in the lake: {g}"),
                   highlight=False, markup=False)
-    settings = Settings()
+    settings = _settings()
     report = ingest(here, h, workers=settings.workers, tools=settings.tools,
                     model_aliases=settings.model_aliases, prices=settings.prices,
                     retention_hours=settings.retention_hours) if here else None
@@ -367,7 +443,7 @@ def report_cmd(
             when = date.fromisoformat(day)
         except ValueError:
             _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
-    settings = Settings()
+    config = _settings()
     try:
         summary = write_report(_home(home), when, baseline_days)
     except FileNotFoundError as e:
@@ -390,9 +466,9 @@ def report_cmd(
     say(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
         "(reported apart)")
     say(f"report: {summary.path.resolve()}")
-    if settings.webhook_url and not v.all_clear:
+    if config.webhook_url and not v.all_clear:
         try:
-            notify(v, settings.webhook_url, str(summary.path.resolve()))
+            notify(v, config.webhook_url, str(summary.path.resolve()))
             say("webhook: summary sent")
         except NotifyError as e:
             err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
@@ -426,10 +502,13 @@ def import_cmd(
         if unit == "run":
             what += f" ({r.passed:,} of {r.graded:,} graded passed)" if r.graded else \
                 " (ungraded)"
-        out.print(f"{r.source.name}: {what} -> {r.output}", highlight=False, markup=False)
+        out.print(_printable(f"{r.source.name}: {what} -> {r.output}"), highlight=False,
+                  markup=False)
         for note in r.notes:
-            out.print(f"  note: {note}", highlight=False, markup=False)
-    out.print(f"next: runlake ingest {out_dir}", highlight=False, markup=False)
+            out.print(_printable(f"  note: {note}"), highlight=False, markup=False)
+    out.print(_printable(f"wrote {len(results):,} file{'' if len(results) == 1 else 's'} to "
+                         f"{out_dir}; next: runlake ingest {out_dir}"), highlight=False,
+              markup=False)
 
 
 @app.command("schema")
@@ -542,7 +621,8 @@ def main() -> None:
                   markup=False)
         sys.exit(1)
     except duckdb.Error as e:  # a damaged warehouse or lake file
-        err.print(f"error: the warehouse or the lake could not be read: {_printable(str(e))} "
+        err.print(f"error: the warehouse or the lake could not be read: "
+                  f"{_printable(_one_line(str(e)))} "
                   "(run `runlake doctor` to check the lake and build the warehouse again)",
                   highlight=False, markup=False)
         sys.exit(1)

@@ -1,5 +1,7 @@
 """DuckDB connections as runlake opens them: no progress bar on stdout, explicit settings."""
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -18,3 +20,17 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
     row = con.execute(sql, params).fetchone() if params is not None else \
         con.execute(sql).fetchone()
     return row[0] if row else None
+
+
+def sandbox(con: duckdb.DuckDBPyConnection, readable: Iterable[Path]) -> None:
+    """Confine a connection that runs other people's SQL with DuckDB's own sandbox: it opens
+    no file outside the folders `readable` (reading or writing: no COPY TO elsewhere, no
+    ATTACH, no read_csv('/etc/passwd')), installs and loads no extension, scans no Python
+    variable, and its configuration is locked so that no query can undo any of this. The
+    views keep reading the lake's files by path inside those folders."""
+    folders = sorted({str(Path(p).resolve()).rstrip("/") + "/" for p in readable})
+    con.execute("SET allowed_directories = ?", [folders])
+    for setting in ("enable_external_access", "autoinstall_known_extensions",
+                    "autoload_known_extensions", "python_enable_replacements"):
+        con.execute(f"SET {setting} = false")
+    con.execute("SET lock_configuration = true")

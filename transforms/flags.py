@@ -57,38 +57,45 @@ _SPECS: tuple[FlagSpec, ...] = (
              RESPONSE_CONTRACT),
     FlagSpec("messages_malformed", "warning", "contract", "run",
              "messages is not a list, or an entry is not an object with a valid role, or a "
-             "content is not a string, array or null; the run falls back to a thin trace, valid "
-             "entries are kept and the dropped ones are counted in the detail.", RESPONSE_SCHEMA),
+             "content is not a string, array or null (or a content part or thinking block is "
+             "nested more than 254 levels deep: kept whole as JSON text); the run falls back to "
+             "a thin trace, valid entries are kept and the dropped ones are counted in the "
+             "detail.", RESPONSE_SCHEMA),
     FlagSpec("tool_call_unnamed", "warning", "contract", "tool_call",
              "A tool call with neither `name` nor `function.name`: dropped from tool_calls.",
              RESPONSE_SCHEMA),
     FlagSpec("tool_arguments_invalid_json", "warning", "contract", "tool_call",
-             "String tool arguments that do not parse as JSON; tool_calls.arguments is null and "
-             "arguments_raw keeps the text.", RESPONSE_SCHEMA),
+             "String tool arguments that do not parse as JSON, or arguments nested more than "
+             "254 levels deep; tool_calls.arguments is null and arguments_raw keeps the text.",
+             RESPONSE_SCHEMA),
     FlagSpec("tool_result_orphan", "warning", "integrity", "message",
              "A tool message whose tool_call_id matches no earlier tool call of the run.",
              RESPONSE_SCHEMA),
     FlagSpec("tool_call_unanswered", "info", "integrity", "tool_call",
              "A tool call that no later tool message answers.", RESPONSE_SCHEMA),
     FlagSpec("metadata_malformed", "warning", "contract", "run",
-             "metadata is present but not an object, or a common key has the wrong type "
-             "(the column is null and the key is not copied to metadata_kv).", RESPONSE_SCHEMA),
+             "metadata is present but not an object, or a common key has the wrong type or a "
+             "count beyond 64 bits (the column is null and the key is not copied to "
+             "metadata_kv), or another key's value is nested more than 254 levels deep (kept "
+             "whole in metadata_kv).", RESPONSE_SCHEMA),
     FlagSpec("run_id_missing", "warning", "integrity", "run",
              "The line has no run_id; a stable id was derived from the line's bytes.", FORMATS),
     FlagSpec("run_id_duplicate", "warning", "integrity", "run",
              "The same run_id was seen on another line; the later line (by source file path, "
              "then line number) wins in runs, the detail names both lines.", WAREHOUSE),
     FlagSpec("envelope_malformed", "warning", "contract", "run",
-             "An envelope field has the wrong type or value (timestamps that are not RFC 3339, "
-             "an unknown outcome status, a score outside 0..1, ...); the field is null.",
-             FORMATS),
+             "An envelope field has the wrong type or value (timestamps that are not RFC 3339 "
+             "or fall outside the UTC days 0002-01-01 to 9998-12-31, an unknown outcome status, "
+             "a score outside 0..1, ...); the field is null. An outcome error or explanation "
+             "nested more than 254 levels deep is kept whole as JSON text.", FORMATS),
     FlagSpec("final_response_alias_used", "info", "contract", "run",
              "A multi-turn turn answered with final_response instead of message.",
              RESPONSE_CONTRACT),
     FlagSpec("span_malformed", "warning", "contract", "span",
              "A span that breaks the Span schema: not an object or no trace/span id (dropped), "
-             "or a field of the wrong type (null in its column); in OTLP files also a break of "
-             "the OTel GenAI conventions (kept). The detail says which.",
+             "or a field of the wrong type or out of range (null in its column); in OTLP files "
+             "also a break of the OTel GenAI conventions (kept); attributes nested more than 254 "
+             "levels deep (kept whole as JSON text). The detail says which.",
              SPANS_BULK),
     FlagSpec("span_end_before_start", "error", "integrity", "span",
              "A span's end_time is before its start_time.", SPANS_BULK),

@@ -54,6 +54,7 @@ the pipeline. Each also says what the source lacks, so a user knows which column
 """
 
 import json
+import math
 import os
 import re
 import uuid
@@ -67,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
+from transforms.normalize.columns import INT64_MAX
 from transforms.normalize.spans import AGENT_KEYS, ALIASES
 
 _KEEP = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -124,28 +126,42 @@ def _is_span(x: Any) -> bool:
 
 
 def _load(src: Path) -> tuple[Any, int]:
-    """The parsed document, and how many NaN/Infinity constants (Python's json writes them)
-    it held: they become null, since the landing JSONL must be strict JSON. A zip archive
-    (an Inspect `.eval` log) is read as the JSON log it holds."""
+    """The parsed document, and how many NaN/Infinity values it held (Python's json writes
+    the constants; a number beyond a double's range, like 1e999, reads as Infinity): they
+    become null, since the landing JSONL must be strict JSON. A zip archive (an Inspect
+    `.eval` log) is read as the JSON log it holds."""
     nonfinite = 0
 
     def constant(_: str) -> None:
         nonlocal nonfinite
         nonfinite += 1
 
+    def number(text: str) -> float | None:
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        constant(text)
+        return None
+
     try:
         with src.open("rb") as f:
             is_zip = f.read(4) == ZIP_MAGIC
         if is_zip:
-            return read_eval_log(src, constant), nonfinite
+            return read_eval_log(src, constant, number), nonfinite
         if src.suffix == ".eval":
             raise InputError(f"{src}: not an Inspect .eval log: not a zip archive (an .eval "
                              "log is one; a damaged or partly copied file is not)")
-        return json.loads(src.read_bytes(), parse_constant=constant), nonfinite
+        return json.loads(src.read_bytes(), parse_constant=constant,
+                          parse_float=number), nonfinite
     except OSError as e:
         raise InputError(f"{src}: cannot read ({e.strerror})") from None
+    except RecursionError:
+        raise InputError(f"{src}: {TOO_DEEP}") from None
     except ValueError as e:
         raise InputError(f"{src}: not a JSON document ({e})") from None
+
+
+TOO_DEEP = "JSON nested too deeply to import (Python's JSON reader stops near 1,000 levels)"
 
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -210,8 +226,8 @@ def _read_member(src: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo, budget: i
     return data
 
 
-def read_eval_log(src: Path, parse_constant: Callable[[str], Any] | None = None
-                  ) -> dict[str, Any]:
+def read_eval_log(src: Path, parse_constant: Callable[[str], Any] | None = None,
+                  parse_float: Callable[[str], Any] | None = None) -> dict[str, Any]:
     """An Inspect `.eval` log (a zip archive) as the document its `.json` form holds.
 
     Layout, as Inspect writes it (inspect_ai/log/_recorders/eval.py): `header.json` (version,
@@ -228,7 +244,10 @@ def read_eval_log(src: Path, parse_constant: Callable[[str], Any] | None = None
         data = _read_member(src, z, info, budget)
         budget -= len(data)
         try:
-            return json.loads(data, parse_constant=parse_constant)
+            return json.loads(data, parse_constant=parse_constant, parse_float=parse_float)
+        except RecursionError:
+            raise InputError(f"{src}: member {_member_name(info.filename)}: "
+                             f"{TOO_DEEP}") from None
         except ValueError as e:
             raise InputError(f"{src}: member {_member_name(info.filename)} is not a JSON "
                              f"document ({e})") from None
@@ -316,6 +335,14 @@ def _utc(ts: Any) -> str | None:
 
 def _explained(why: str | None) -> dict[str, str]:
     return {"explanation": why} if why else {}
+
+
+def _ms(src: Path, seconds: float, what: str) -> int:
+    """Seconds as whole milliseconds; a duration no count can hold (1e308 s) is refused."""
+    ms = seconds * 1000
+    if not math.isfinite(ms) or abs(ms) > INT64_MAX:
+        raise InputError(f"{src}: {what} {seconds:g} s is out of range for a duration")
+    return round(ms)
 
 
 def _num(v: Any) -> str:
@@ -442,7 +469,8 @@ def tau2(src: Path, doc: Any, agent: str | None, model: str | None
         if has_usage:
             metadata.update(total_input_tokens=tokens_in, total_output_tokens=tokens_out)
         if isinstance(duration, int | float):
-            metadata["agent_runtime_ms"] = round(duration * 1000)
+            metadata["agent_runtime_ms"] = _ms(src, duration, f"simulation "
+                                               f"{str(sim.get('id'))[:40]}'s duration")
         line: dict[str, Any] = {
             "run_id": str(sim.get("id") or f"{src.stem}-{sim.get('task_id')}-"
                                               f"{sim.get('trial', 0)}"),
@@ -646,7 +674,8 @@ def inspect_log(src: Path, doc: Any, agent: str | None, model: str | None
             metadata.update(grader_input_tokens=grader[0], grader_output_tokens=grader[1],
                             grader_model_calls=grader[2])
         if isinstance(sample.get("total_time"), int | float):
-            metadata["agent_runtime_ms"] = round(sample["total_time"] * 1000)
+            metadata["agent_runtime_ms"] = _ms(src, sample["total_time"], f"sample "
+                                               f"{str(sample.get('id'))[:40]}'s total_time")
         status, score = _inspect_status(sample)
         output = sample.get("output") or {}
         final = _attachment(output.get("completion"), attachments) if isinstance(
@@ -956,7 +985,8 @@ def swe_agent(src: Path, doc: Any, agent: str | None, model: str | None
     for key, value in (("exit_status", info.get("exit_status")),
                        ("instance_cost", stats.get("instance_cost")),
                        ("api_calls", stats.get("api_calls")),
-                       ("tool_execution_ms", round(sum(steps) * 1000) if steps else None)):
+                       ("tool_execution_ms", _ms(src, sum(steps), "the summed execution_time")
+                        if steps else None)):
         if value is not None:
             metadata[key] = value
     if not model:
@@ -1127,40 +1157,81 @@ def _expand(fmt: str, sources: list[Path]) -> list[Path]:
 
 def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,
                model: str | None = None) -> list[ImportResult]:
-    """Convert each source file; write `out/<name>.responses.jsonl` atomically."""
+    """Convert every source file, then write each one's `out/<name>.<kind>.jsonl`: all of
+    them, or none when a source cannot be converted (the InputError names it and says that
+    nothing was written). Each file is written aside and renamed into place."""
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; runlake imports: {', '.join(IMPORTERS)}")
-    results = []
-    written: set[Path] = set()
+    files = _expand(fmt, sources)
     out.mkdir(parents=True, exist_ok=True)
-    for src in _expand(fmt, sources):
-        doc, n_nonfinite = _load(src)
+    staged: list[tuple[Path, ImportResult]] = []
+    try:
+        for src in files:
+            staged.append(_stage(fmt, src, out, {r.output for _, r in staged}, agent, model))
+    except BaseException as e:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, InputError):
+            raise InputError(f"{e}; nothing was written to {out}") from None
+        raise
+    done: list[ImportResult] = []
+    for i, (tmp, result) in enumerate(staged):
         try:
-            lines, lacks = IMPORTERS[fmt](src, doc, agent, model)
-            n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
-        except InputError:
-            raise
-        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as e:
-            # The file has the format's outline but a part of another shape.
-            raise InputError(f"{src}: not {_a(fmt)} {fmt} file runlake can read: a part has an "
-                             f"unexpected shape ({type(e).__name__}: {str(e)[:120]})") from None
-        if n_nonfinite:
-            lacks = [*lacks, f"{n_nonfinite} NaN or Infinity value(s), which JSON does not "
-                             "allow, written as null"]
-        kind = KIND_OF.get(fmt, "responses")
-        stem = _safe_name(src)
-        target = out / f"{stem}.{kind}.jsonl"
-        n_same = 1
-        while target in written:  # two sources with one name: never overwrite in one run
-            n_same += 1
-            target = out / f"{stem}-{n_same}.{kind}.jsonl"
-        written.add(target)
-        tmp = out / f".{target.name}.{uuid.uuid4().hex}"
-        tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
-                       encoding="utf-8")
-        os.replace(tmp, target)
-        statuses = [(line.get("outcome") or {}).get("status") for line in lines]
-        passed = statuses.count("passed")
-        graded = passed + statuses.count("failed")
-        results.append(ImportResult(src, target, n, passed, graded, lacks))
-    return results
+            os.replace(tmp, result.output)
+        except OSError as e:
+            for left, _ in staged[i:]:
+                left.unlink(missing_ok=True)
+            wrote = ", ".join(r.output.name for r in done) or "nothing"
+            raise InputError(f"{result.output}: cannot write ({e.strerror}); written before "
+                             f"it: {wrote}") from None
+        done.append(result)
+    return done
+
+
+def _stage(fmt: str, src: Path, out: Path, taken: set[Path], agent: str | None,
+           model: str | None) -> tuple[Path, ImportResult]:
+    """Convert one source into a hidden file of `out` (renamed into place by run_import), so
+    that a source that cannot be converted leaves nothing behind."""
+    doc, n_nonfinite = _load(src)
+    kind = KIND_OF.get(fmt, "responses")
+    try:
+        lines, lacks = IMPORTERS[fmt](src, doc, agent, model)
+        n = sum(_n_spans(line) for line in lines) if fmt in KIND_OF else len(lines)
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(f"{src}: {TOO_DEEP}") from None
+    except OverflowError as e:
+        raise InputError(f"{src}: a number out of range ({str(e)[:120]})") from None
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as e:
+        # The file has the format's outline but a part of another shape.
+        raise InputError(f"{src}: not {_a(fmt)} {fmt} file runlake can read: a part has an "
+                         f"unexpected shape ({type(e).__name__}: {str(e)[:120]})") from None
+    try:
+        # Strict JSON only: a NaN or Infinity would be quarantined by the ingest.
+        text = "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n"
+                       for line in lines)
+    except RecursionError:
+        raise InputError(f"{src}: {TOO_DEEP}") from None
+    except ValueError as e:  # an infinity the conversion computed (a sum of huge counts)
+        raise InputError(f"{src}: a number out of range in the converted runs ({e})") from None
+    if n_nonfinite:
+        lacks = [*lacks, f"{n_nonfinite} NaN or Infinity value(s), which JSON does not "
+                         "allow, written as null"]
+    stem = _safe_name(src)
+    target = out / f"{stem}.{kind}.jsonl"
+    n_same = 1
+    while target in taken:  # two sources with one name: never overwrite in one run
+        n_same += 1
+        target = out / f"{stem}-{n_same}.{kind}.jsonl"
+    tmp = out / f".{target.name}.{uuid.uuid4().hex}"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    statuses = [(line.get("outcome") or {}).get("status") for line in lines
+                if isinstance(line, dict)]
+    passed = statuses.count("passed")
+    graded = passed + statuses.count("failed")
+    return tmp, ImportResult(src, target, n, passed, graded, lacks)

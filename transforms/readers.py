@@ -4,9 +4,10 @@ Owns how a file's kind is told (formats.md §4), how `.gz`/`.zst` are opened, ho
 cut into blocks that end on a line boundary (so workers can parse blocks independently), and
 the rule for every line: it becomes a record, a counted blank, or a quarantine row with a reason.
 
-The JSON rule is strict RFC 8259 as orjson reads it: NaN, Infinity, lone surrogates and numbers
-that overflow a double are rejected (quarantine `invalid_json`); a duplicate key keeps its last
-value; integers beyond 64 bits are read as floats.
+The JSON rule is strict RFC 8259 as orjson reads it: NaN, Infinity, lone surrogates, numbers
+that overflow a double and nesting deeper than 1,024 levels are rejected (quarantine
+`invalid_json`); a duplicate key keeps its last value; integers beyond 64 bits are kept exact
+(transforms.jsontext), for the readers to store as JSON text or flag where a count is expected.
 """
 
 import gzip
@@ -15,12 +16,13 @@ import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import orjson
 
+from transforms import jsontext
 from transforms.errors import InputError
 
 Kind = Literal["responses", "spans", "otlp", "durable"]
@@ -98,27 +100,53 @@ def source_name(path: Path) -> str:
     return path.resolve().as_posix()
 
 
+FIRST_DAY = date(2, 1, 1)
+LAST_DAY = date(9998, 12, 31)
+"""The days rows are dated within: Python's calendar (years 1 to 9999) less a year at either
+end, the room the warehouse needs for the week and the day either side it computes around
+every day. A timestamp outside is flagged and left empty; a date folder or batch_id outside
+dates nothing."""
+
+
+def in_range(day: date) -> bool:
+    """Whether rows may be dated `day` (FIRST_DAY to LAST_DAY)."""
+    return FIRST_DAY <= day <= LAST_DAY
+
+
+def in_utc(ts: datetime, what: str, bad: list[str]) -> datetime | None:
+    """An aware timestamp in UTC when its day is in range, else None with the reason (naming
+    the field as `what` says) added to `bad`."""
+    try:
+        utc = ts.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 falls in the year 0
+        utc = None
+    if utc is None or not in_range(utc.date()):
+        bad.append(f"{what} is out of range (UTC days {FIRST_DAY} to {LAST_DAY})")
+        return None
+    return utc
+
+
+def _ymd(m: re.Match[str]) -> date | None:
+    try:
+        day = date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+    return day if in_range(day) else None
+
+
 def date_folder(path: Path) -> date | None:
     """The date of the nearest `YYYY-MM-DD` folder above the file (landing/2026-11-21/x.jsonl)."""
     for parent in path.parents:
         m = _DATE_DIR.match(parent.name)
         if m:
-            try:
-                return date(int(m[1]), int(m[2]), int(m[3]))
-            except ValueError:
-                return None
+            return _ymd(m)
     return None
 
 
 def date_prefix(text: str) -> date | None:
     """A date at the start of a string such as a batch_id (`2026-11-21`, `2026-11-21-nightly`)."""
     m = _DATE_PREFIX.match(text)
-    if not m:
-        return None
-    try:
-        return date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return None
+    return _ymd(m) if m else None
 
 
 def discover(paths: list[Path], kind: str | None = None) -> list[InputFile]:
@@ -314,7 +342,7 @@ def split_block(block: Block) -> Iterator[LineResult]:
 def parse_line(line: bytes) -> tuple[Any, str | None, str | None]:
     """(object, None, None) for a JSON object, else (None, error_code, message)."""
     try:
-        obj = orjson.loads(line)
+        obj = jsontext.loads(line)
     except orjson.JSONDecodeError as e:
         if b"\x00" in line:
             column = line.index(b"\x00") + 1

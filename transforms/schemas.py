@@ -140,10 +140,13 @@ TOOL_CALLS = Table("tool_calls", "one tool call", (
     _c("call_index", pa.int64(), "0-based position in that message's tool_calls list."),
     _c("call_id", pa.string(), "The call's id."),
     _c("tool_name", pa.string(), "name, or function.name for the nested shape."),
-    _c("arguments", pa.string(), "Arguments as canonical JSON (sorted keys, no spaces); null "
-       "when absent or not valid JSON."),
-    _c("arguments_raw", pa.string(), "The original text of arguments that are not valid JSON."),
-    _c("arguments_valid", pa.bool_(), "False when string arguments do not parse as JSON."),
+    _c("arguments", pa.string(), "Arguments as canonical JSON (sorted keys, no spaces; "
+       "integers beyond 64 bits with every digit); null when absent, not valid JSON or nested "
+       "more than 254 levels deep."),
+    _c("arguments_raw", pa.string(), "The original text of arguments that are not valid JSON "
+       "(the JSON text of arguments nested more than 254 levels deep)."),
+    _c("arguments_valid", pa.bool_(), "False when string arguments do not parse as JSON, or "
+       "arguments nest more than 254 levels deep."),
     _c("arguments_chars", pa.int64(), "Length of arguments in characters."),
     _c("call_shape", pa.string(), "flat or nested."),
     _c("result_message_index", pa.int64(), "The tool message answering the call."),
@@ -167,7 +170,8 @@ THINKING = Table("thinking", "one reasoning block", (
 METADATA_KV = Table("metadata_kv", "one metadata key of a run outside the five common keys", (
     RUN_ID, DAY,
     _c("key", pa.string(), "The metadata key."),
-    _c("value", pa.string(), "The value as JSON text."),
+    _c("value", pa.string(), "The value as JSON text (integers beyond 64 bits with every "
+       "digit)."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 

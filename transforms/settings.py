@@ -3,8 +3,10 @@
 from datetime import date
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from transforms.errors import InputError
 
 
 class Settings(BaseSettings):
@@ -44,3 +46,17 @@ class Settings(BaseSettings):
                                     "cases (`runlake report`, the nightly_report asset).")
     freshness_hours: float = Field(36.0, gt=0, description="Check: the newest day with runs "
                                    "must be at most this many hours old.")
+
+
+def load() -> Settings:
+    """The settings from the environment; a bad value raises an InputError naming each
+    variable that holds one (`RUNLAKE_WORKERS='-x': Input should be a valid integer, ...`)."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        said: dict[str, str] = {}
+        for error in e.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            name = f"{Settings.model_config.get('env_prefix', '')}{field}".upper()
+            said.setdefault(name, f"{name}={str(error.get('input'))[:60]!r}: {error['msg']}")
+        raise InputError("; ".join(said.values())) from None

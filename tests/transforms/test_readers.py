@@ -55,10 +55,12 @@ def test_quarantine_codes(raw: bytes, code: str, tmp_path: Path, run_ingest: Cal
 
 
 def test_json_rule_duplicate_keys_and_big_integers() -> None:
-    """A duplicate key keeps its last value; integers beyond 64 bits are read as floats."""
-    obj, code, _ = parse_line(b'{"a": 1, "a": 2, "big": 123456789012345678901234567890}')
+    """A duplicate key keeps its last value; integers beyond 64 bits keep every digit."""
+    obj, code, _ = parse_line(b'{"a": 1, "a": 2, "big": 123456789012345678901234567890, '
+                              b'"low": -9223372036854775809, "f": 1.5e300}')
     assert code is None
-    assert obj == {"a": 2, "big": 1.2345678901234568e29}
+    assert obj == {"a": 2, "big": 123456789012345678901234567890,
+                   "low": -9223372036854775809, "f": 1.5e300}
 
 
 def test_escaped_nul_is_text(tmp_path: Path, run_ingest: Callable[..., Any],

@@ -14,9 +14,8 @@ import re
 from datetime import date
 from typing import Any
 
-import orjson
-
-from transforms.normalize.columns import ColumnBuffers
+from transforms import jsontext
+from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.readers import describe
 from transforms.registry import Registry
@@ -29,8 +28,16 @@ PASSTHROUGH = ("run_id", "agent", "agent_id", "agent_version", "test_case_id", "
                "trace_id", "session_id", "outcome", "passed", "response_contract")
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
+def _text(value: Any, where: str = "", problems: list[str] | None = None) -> str:
+    """A content's text: a string as it is, anything else as JSON text (one nested too deep
+    is named in `problems`)."""
+    if isinstance(value, str):
+        return value
+    text, too_deep = jsontext.text(value)
+    if too_deep and problems is not None:
+        problems.append(f"{where} is nested more than {jsontext.MAX_DEPTH} levels deep (kept "
+                        "whole as JSON text)")
+    return text
 
 
 class DurableNormalizer:
@@ -62,9 +69,13 @@ class DurableNormalizer:
                 problems.append(f"{where} usage is {describe(u)}")
                 return
             i, o = u.get("inputTokenCount"), u.get("outputTokenCount")
-            for v in (i, o):
+            for key, v in (("inputTokenCount", i), ("outputTokenCount", o)):
                 if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                    problems.append(f"{where} usage token count is {describe(v)}")
+                    problems.append(f"{where} usage.{key} is {describe(v)}, not a token count")
+                    return
+                if v is not None and abs(v) > INT64_MAX:
+                    problems.append(f"{where} usage.{key} {str(v)[:40]} is out of the 64-bit "
+                                    "range")
                     return
             has_usage = has_usage or i is not None or o is not None
             tokens_in += i or 0
@@ -103,17 +114,20 @@ class DurableNormalizer:
                     if t == "text" and isinstance(c.get("text"), str):
                         parts.append({"type": "text", "text": c["text"]})
                     elif t == "reasoning":
-                        parts.append({"type": "thinking", "thinking": _text(c.get("text", ""))})
+                        parts.append({"type": "thinking", "thinking": _text(
+                            c.get("text", ""), f"{where} reasoning", problems)})
                     elif t == "functionCall":
                         calls.append({"id": c.get("callId"), "name": c.get("name"),
                                       "arguments": c.get("arguments")})
                     elif t == "functionResult":
                         results.append({"role": "tool", "tool_call_id": c.get("callId"),
-                                        "content": _text(c.get("result"))})
+                                        "content": _text(c.get("result"), f"{where} result",
+                                                         problems)})
                     elif t == "usage":
                         usage(c.get("usage"), where)
                     elif t == "error":
-                        errors.append(_text(c.get("message") or c.get("errorCode") or "error"))
+                        errors.append(_text(c.get("message") or c.get("errorCode") or "error",
+                                            f"{where} error", problems))
                         parts.append({"type": "error", **{k: v for k, v in c.items()
                                                           if k != "$type"}})
                     elif isinstance(c, dict):

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from transforms import jsontext
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.spans import AGENT_KEYS, ALIASES, SpanNormalizer, attr_count
 from transforms.readers import describe
@@ -107,7 +108,7 @@ def _first(attrs: dict[str, Any], field: str) -> Any:
 def _json(v: Any) -> Any:
     if isinstance(v, str):
         try:
-            return orjson.loads(v)
+            return jsontext.loads(v)
         except orjson.JSONDecodeError:
             return v
     return v
@@ -127,7 +128,7 @@ def _nanos(v: Any) -> Any:
 def _int(v: Any) -> int | None:
     """A non-negative integer that fits a BIGINT, from an int, ASCII decimal digits (OTLP/JSON
     writes 64-bit integers as strings) or a whole double (OTLP doubleValue)."""
-    return attr_count(int(v) if isinstance(v, float) and v.is_integer() else v)
+    return attr_count(v)
 
 
 def _count(v: Any) -> Any:
@@ -169,7 +170,7 @@ def genai_messages(raw: Any) -> list[dict[str, Any]] | None:
                 resp = p.get("response", p.get("result"))
                 results.append({"role": "tool", "tool_call_id": p.get("id"), "content": [
                     {"type": "text", "text": resp if isinstance(resp, str)
-                     else orjson.dumps(resp).decode()}]})
+                     else jsontext.dumps(resp)}]})
             elif isinstance(p, dict):
                 blocks.append(p)
         if results and not blocks and not calls:

@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-import orjson
-
+from transforms import jsontext
 from transforms.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.transcript import Pending, TranscriptNormalizer, canonical_json
-from transforms.readers import date_prefix, describe, json_type
+from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
+from transforms.readers import date_prefix, describe, in_utc, json_type
 from transforms.registry import Registry
 
 FINAL_RESPONSE_LIMIT = 50_000
@@ -67,10 +66,19 @@ def _timestamp(obj: dict[str, Any], key: str, bad: list[str]) -> datetime | None
     except ValueError:
         bad.append(f"{key} {v[:40]!r} is not an RFC 3339 timestamp")
         return None
-    if ts.tzinfo is None:
+    naive = ts.tzinfo is None
+    utc = in_utc(ts.replace(tzinfo=UTC) if naive else ts, f"{key} {v[:40]!r}", bad)
+    if utc is not None and naive:
         bad.append(f"{key} {v[:40]!r} has no UTC offset; read as UTC")
-        return ts.replace(tzinfo=UTC)
-    return ts.astimezone(UTC)
+    return utc
+
+
+def _json_field(value: Any, what: str, bad: list[str]) -> str:
+    """A field kept as canonical JSON text; one nested too deep is flagged in `bad`."""
+    out, too_deep = jsontext.text(value, sort=True)
+    if too_deep:
+        bad.append(f"{what} is nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})")
+    return out
 
 
 class ResponseNormalizer:
@@ -288,7 +296,7 @@ class ResponseNormalizer:
             if isinstance(err, str):
                 error = err
             elif err is not None:
-                error = canonical_json(err)
+                error = _json_field(err, "outcome.error", bad)
             # The grader's reason, as free text like error: a structured one is kept as JSON.
             why = out.get("explanation")
             if why is None:
@@ -296,7 +304,7 @@ class ResponseNormalizer:
             if isinstance(why, str):
                 explanation = why
             elif why is not None:
-                explanation = canonical_json(why)
+                explanation = _json_field(why, "outcome.explanation", bad)
         elif out is not None:
             bad.append(f"outcome is {describe(out)}, not an object")
         if status is None and isinstance(env.get("passed"), bool):
@@ -314,9 +322,13 @@ class ResponseNormalizer:
             return None, None, None, None, None
         wrong: list[str] = []
         out: dict[str, Any] = {}
+        deep: list[str] = []
         for k, v in md.items():
             if k not in _COMMON_KEYS:
-                self._kv.append((rid, day, k, orjson.dumps(v).decode(), self.source_file, line))
+                value, too_deep = jsontext.text(v)
+                if too_deep:
+                    deep.append(f"metadata.{k[:60]}")
+                self._kv.append((rid, day, k, value, self.source_file, line))
                 continue
             if v is None:
                 continue
@@ -324,16 +336,20 @@ class ResponseNormalizer:
                 ok = isinstance(v, str)
             elif k in _INT_KEYS:
                 ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT64_MAX
-            else:
-                ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            else:  # agent_runtime_ms: any number, an integer within 64 bits
+                ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 and (
+                    isinstance(v, float) or v <= INT64_MAX)
             if ok:
                 out[k] = v
             else:
                 out_of_range = isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX
-                wrong.append(f"{k} is {orjson.dumps(v).decode()[:40]} "
+                wrong.append(f"{k} is {jsontext.dumps(v)[:40]} "
                              f"({'out of the 64-bit range' if out_of_range else json_type(v)})")
         if wrong:
             pending.append(("metadata_malformed", "wrong type: " + "; ".join(wrong), None, None))
+        if deep:
+            pending.append(("metadata_malformed", f"{', '.join(deep[:3])} nested more than "
+                            f"{jsontext.MAX_DEPTH} levels deep ({DEEP})", None, None))
         rt = out.get("agent_runtime_ms")
         return (out.get("model"), out.get("system_prompt_id"), out.get("total_input_tokens"),
                 out.get("total_output_tokens"), float(rt) if rt is not None else None)

@@ -10,12 +10,17 @@ runtime reconciliation) are derived in the warehouse views.
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import orjson
-
+from transforms import jsontext
 from transforms.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.transcript import ROLES, Pending, TranscriptNormalizer, message_key
-from transforms.readers import describe
+from transforms.normalize.transcript import (
+    DEEP,
+    ROLES,
+    Pending,
+    TranscriptNormalizer,
+    message_key,
+)
+from transforms.readers import describe, in_utc
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ERROR_MESSAGE_LIMIT = 1024
@@ -83,9 +88,10 @@ def _count(v: Any) -> int | None:
 
 
 def attr_count(v: Any) -> int | None:
-    """A count from a span attribute, where SDKs also write numbers as decimal strings (the
-    OTLP reader reads its integers with it too)."""
-    if isinstance(v, str) and v.isascii() and v.isdigit():
+    """A count from a span attribute, where SDKs also write numbers as decimal strings or
+    whole doubles (OTLP's doubleValue; the OTLP reader reads its integers with it too)."""
+    if (isinstance(v, str) and v.isascii() and v.isdigit()) or (
+            isinstance(v, float) and v.is_integer()):
         v = int(v)
     return _count(v)
 
@@ -184,6 +190,11 @@ class SpanNormalizer:
         if lr is not None and not isinstance(lr, dict):
             bad.append(f"log_request is {describe(lr)}")
             lr = None
+        attrs_text, attrs_deep = jsontext.text(attrs)
+        res_text, res_deep = jsontext.text(res_attrs)
+        for what, too_deep in (("attributes", attrs_deep), ("resource attributes", res_deep)):
+            if too_deep:
+                bad.append(f"{what} nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})")
         if bad:
             self._flag("span_malformed", run_id, day, line,
                        f"span {span_id}: " + "; ".join(bad), span_id)
@@ -193,7 +204,7 @@ class SpanNormalizer:
             _strip(span.get("kind"), "SpanKind."), start, end, duration,
             _strip(status.get("status_code"), "StatusCode."),
             status.get("description") if isinstance(status.get("description"), str) else None,
-            service, orjson.dumps(attrs).decode(), orjson.dumps(res_attrs).decode(),
+            service, attrs_text, res_text,
             len(events) if isinstance(events, list) else 0, lr is not None,
             _str(attrs, ("gen_ai.operation.name",)), _str(attrs, ("gen_ai.tool.name",)),
             _str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
@@ -209,7 +220,12 @@ class SpanNormalizer:
         for key, value in (("input_tokens", in_tok), ("output_tokens", out_tok),
                            ("prompt_version_number", _count(lr.get("prompt_version_number")))):
             if value is None and lr.get(key) is not None:
-                bad.append(f"log_request.{key} is {orjson.dumps(lr[key]).decode()[:30]}")
+                bad.append(f"log_request.{key} is {_shown(lr[key])}")
+        cached_key, reasoning_key = _first_key(attrs, CACHED_KEYS), _first_key(attrs,
+                                                                               REASONING_KEYS)
+        for attr in (cached_key, reasoning_key):
+            if attr is not None and attrs[attr] is not None and attr_count(attrs[attr]) is None:
+                bad.append(f"attribute {attr} is {_shown(attrs[attr])}, not a token count")
         status = lr.get("status", "SUCCESS")
         if not isinstance(status, str) or status not in LLM_STATUSES:
             bad.append(f"log_request.status {str(status)[:30]!r} is not SUCCESS, WARNING or "
@@ -272,8 +288,9 @@ class SpanNormalizer:
             span_id, trace_id, run_id, day, agent,
             lr.get("provider") if isinstance(lr.get("provider"), str) else None,
             lr.get("model") if isinstance(lr.get("model"), str) else None,
-            in_tok, out_tok, attr_count(_first(attrs, CACHED_KEYS)),
-            attr_count(_first(attrs, REASONING_KEYS)), price, status, error_type, error_message,
+            in_tok, out_tok, attr_count(attrs[cached_key]) if cached_key else None,
+            attr_count(attrs[reasoning_key]) if reasoning_key else None, price, status,
+            error_type, error_message,
             len(error_message) if error_message is not None else None, req_start, req_end,
             latency, max_tokens,
             lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
@@ -312,19 +329,29 @@ class SpanNormalizer:
         return n
 
 
-def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _first_key(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` that `d` holds (with any value, null too)."""
     for k in keys:
         if k in d:
-            return d[k]
+            return k
     return None
+
+
+def _shown(v: Any) -> str:
+    """A value in a flag's detail: its JSON, cut, and why a whole number is no count."""
+    text = jsontext.dumps(v)
+    if isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX:
+        return f"{text[:40]} (out of the 64-bit range)"
+    return text[:30]
 
 
 def _ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
     if isinstance(v, int) and not isinstance(v, bool):
+        what = f"{key} {str(v)[:40]}"
         try:
-            return EPOCH + timedelta(microseconds=v // 1000)
+            return in_utc(EPOCH + timedelta(microseconds=v // 1000), what, bad)
         except OverflowError:
-            bad.append(f"{key} {v} is out of range")
+            bad.append(f"{what} is out of range")
             return None
     if v is not None:
         bad.append(f"{key} is {describe(v)}, not Unix nanoseconds")
@@ -336,13 +363,19 @@ def _ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
 def _iso_time(v: Any, key: str, bad: list[str]) -> datetime | None:
     if v is None:
         return None
+    what = f"log_request.{key} {str(v)[:40]!r}"
     if isinstance(v, str):
         try:
             ts = datetime.fromisoformat(v)
-            return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
         except ValueError:
             pass
+        else:
+            return in_utc(ts if ts.tzinfo else ts.replace(tzinfo=UTC), what, bad)
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return EPOCH + timedelta(seconds=v)
-    bad.append(f"log_request.{key} {str(v)[:40]!r} is not a date-time")
+        try:
+            return in_utc(EPOCH + timedelta(seconds=v), what, bad)
+        except OverflowError:
+            bad.append(f"{what} is out of range")
+            return None
+    bad.append(f"{what} is not a date-time")
     return None

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from transforms import jsontext
 from transforms.normalize.columns import ColumnBuffers
 from transforms.readers import describe, json_type
 from transforms.registry import Registry, Tool
@@ -24,7 +25,8 @@ _TC = TOOL_CALLS.names
 _MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
     _TC.index(c) for c in ("message_index", "call_index", "call_id", "tool_name",
                            "result_message_index", "result_chars"))
-_SORT = orjson.OPT_SORT_KEYS
+DEEP = "kept whole as JSON text"
+"""What becomes of a value nested deeper than orjson writes (jsontext.MAX_DEPTH), in flags."""
 
 Pending = list[tuple[Any, ...]]
 """Flags found so far for the run: (code, detail, message_index, call_index[, tool_name[,
@@ -33,15 +35,11 @@ finding_key]])."""
 
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys: equal values give equal text."""
-    return orjson.dumps(value, option=_SORT).decode()
+    return jsontext.dumps(value, sort=True)
 
 
 def _digest(value: Any) -> str:
-    try:
-        data = orjson.dumps(value, option=_SORT)
-    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits): its repr
-        data = repr(value).encode()
-    return blake2b(data, digest_size=8).hexdigest()
+    return blake2b(canonical_json(value).encode(), digest_size=8).hexdigest()
 
 
 def call_key(call_id: str | None, name: str | None, arguments: str | None) -> str:
@@ -59,13 +57,10 @@ def _arguments_identity(args: Any) -> str | None:
         return None
     if isinstance(args, str):
         try:
-            args = orjson.loads(args)
+            args = jsontext.loads(args)
         except orjson.JSONDecodeError:
             return args
-    try:
-        return canonical_json(args)
-    except TypeError:  # a value JSON cannot hold (an integer beyond 64 bits)
-        return repr(args)
+    return canonical_json(args)
 
 
 def message_key(m: dict[str, Any]) -> str:
@@ -160,7 +155,10 @@ class TranscriptNormalizer:
                         others.append(p)
                 text = "".join(texts) if texts else None
                 if others:
-                    other = orjson.dumps(others).decode()
+                    other, too_deep = jsontext.text(others)
+                    if too_deep:
+                        broken.append(f"entry {i} content is nested more than "
+                                      f"{jsontext.MAX_DEPTH} levels deep ({DEEP})")
             else:
                 broken.append(f"entry {i} content is {describe(content)}")
                 kind, text = "null", None
@@ -174,9 +172,14 @@ class TranscriptNormalizer:
             th = m.get("thinking")
             if isinstance(th, list):
                 blocks = []
-                for block in th:
+                for bi, block in enumerate(th):
                     bt = block.get("text") if isinstance(block, dict) else None
-                    blocks.append(bt if isinstance(bt, str) else orjson.dumps(block).decode())
+                    if not isinstance(bt, str):
+                        bt, too_deep = jsontext.text(block)
+                        if too_deep:
+                            broken.append(f"entry {i} thinking block {bi} is nested more than "
+                                          f"{jsontext.MAX_DEPTH} levels deep ({DEEP})")
+                    blocks.append(bt)
                 thoughts[:0] = blocks
             elif th is not None:
                 broken.append(f"entry {i} thinking is {describe(th)}")
@@ -284,23 +287,32 @@ class TranscriptNormalizer:
         raw_args: str | None = None
         valid = True
         value: Any = {}
-        error = None
+        error: str | None = None
         if isinstance(args, str):
             try:
-                value = orjson.loads(args)
-                arguments = canonical_json(value)
+                value = jsontext.loads(args)
             except orjson.JSONDecodeError as e:
                 valid = False
                 raw_args = args
-                error = e
+                error = f"are not JSON: {e}"
         elif args is not _MISSING and args is not None:
             value = args
-            arguments = canonical_json(args)
-        key = call_key(call_id, name, raw_args if raw_args is not None else arguments)
+        canonical: str | None = None
+        if valid and args is not _MISSING and args is not None:
+            canonical, too_deep = jsontext.text(value, sort=True)
+            if too_deep:
+                # Stored as arguments that are not JSON are (text in arguments_raw, unchecked
+                # against the registry): readers that stop at orjson's depth cannot use them.
+                valid = False
+                raw_args = args if isinstance(args, str) else canonical
+                error = f"are nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})"
+            else:
+                arguments = canonical
+        key = call_key(call_id, name, canonical if canonical is not None else raw_args)
         if error is not None:
             pending.append(("tool_arguments_invalid_json",
-                            f"arguments of {name[:60]} (message {mi}, call {ci}) are not "
-                            f"JSON: {error}", mi, ci, name, key))
+                            f"arguments of {name[:60]} (message {mi}, call {ci}) {error}",
+                            mi, ci, name, key))
         if self.tools is not None and self.registry is not None:
             for code, detail in self.registry.check(self.tools, name, value, valid):
                 pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name, key))
