@@ -524,7 +524,8 @@ def validate_cmd(
                         raise typer.Exit(1)
         if reader.error:  # a cut or corrupt compressed stream: what was read is above
             bad += 1
-            out.print(f"{_printable(f.source_file)}: the file ends early ({reader.error})",
+            out.print(f"{_printable(f.source_file)}: the file could not be read to its end "
+                      f"({reader.error})",
                       style="bold", highlight=False, markup=False)
     out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")
     raise typer.Exit(1 if bad else 0)

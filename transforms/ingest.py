@@ -3,7 +3,8 @@
 This is the function both the CLI and the Dagster assets call. It never loses a line: each file
 gets an `ingest_files` row whose counts add up (lines = accepted + quarantined + blank), files
 whose kind cannot be told are reported there too, and unchanged files are skipped so that
-ingesting the same files again changes nothing.
+ingesting the same files again changes nothing (a file that could not be read to its end is
+read again).
 """
 
 import os
@@ -116,9 +117,10 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
         checked = tools_sha if f.kind in CHECKED_KINDS else None
-        # Unchanged: same bytes, read as the same kind against the same registry.
-        if f.source_file in known and known[f.source_file][1:] == (
-                f.size, checked, f.kind or "unknown") and known[f.source_file][0] == _sha(f):
+        # Unchanged: same bytes, read to their end, as the same kind against the same registry.
+        prev = known.get(f.source_file)
+        if prev is not None and prev[1:4] == (f.size, checked, f.kind or "unknown") \
+                and not (prev[4] and f.kind in READABLE_KINDS) and prev[0] == _sha(f):
             fr.skipped = True
             if progress:
                 progress(f.size)

@@ -13,7 +13,8 @@ import gzip
 import hashlib
 import io
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -155,6 +156,8 @@ class _HashingReader(io.RawIOBase):
         self._raw = raw
         self.sha256 = hashlib.sha256()
         self.bytes_read = 0
+        self.watch: Callable[[memoryview], None] | None = None
+        """Also shown every byte that passes (the zstd frame layout follows them)."""
 
     def readable(self) -> bool:
         return True
@@ -162,8 +165,11 @@ class _HashingReader(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
         if n:
-            self.sha256.update(memoryview(buffer)[:n])
+            view = memoryview(buffer)[:n]
+            self.sha256.update(view)
             self.bytes_read += n
+            if self.watch is not None:
+                self.watch(view)
         return n or 0
 
     def close(self) -> None:
@@ -177,6 +183,123 @@ def file_sha256(path: Path) -> str:
         while chunk := f.read(4 * 1024 * 1024):
             h.update(chunk)
     return h.hexdigest()
+
+
+ZSTD_MAGIC = 0xFD2FB528
+SKIPPABLE_MAGIC = 0x184D2A50
+"""Skippable frames have magic 0x184D2A50 to 0x184D2A5F."""
+ZSTD_BLOCK = 128 * 1024
+"""The most a zstd block holds once decompressed."""
+
+
+class _ZstdFrames:
+    """Follows the frame layout of a zstd stream (RFC 8878 §3.1) as its stored bytes pass,
+    without decompressing: frame headers and block headers are read, block contents skipped.
+    Tells whether the stream ends between frames, as gzip tells a stream that ends before
+    its end-of-stream marker."""
+
+    def __init__(self) -> None:
+        self._state = "magic"
+        self._need = 4
+        self._head = b""
+        self._skip = 0
+        self._checksum = False
+        self.offset = 0
+        self.foreign_at: int | None = None
+        """Offset of bytes that begin no zstd frame, if any were met."""
+
+    @property
+    def between_frames(self) -> bool:
+        return self._state == "magic" and not self._head and not self._skip
+
+    def feed(self, data: memoryview) -> None:
+        i, n = 0, len(data)
+        while i < n and self.foreign_at is None:
+            if self._skip:
+                k = min(self._skip, n - i)
+                self._skip -= k
+                i += k
+                continue
+            k = min(self._need - len(self._head), n - i)
+            self._head += bytes(data[i:i + k])
+            i += k
+            if len(self._head) == self._need:
+                self._header(int.from_bytes(self._head, "little"), self.offset + i)
+                self._head = b""
+        self.offset += n
+
+    def _header(self, v: int, end: int) -> None:
+        state = self._state
+        if state == "magic":
+            if v == ZSTD_MAGIC:
+                self._state, self._need = "descriptor", 1
+            elif v & 0xFFFFFFF0 == SKIPPABLE_MAGIC:
+                self._state, self._need = "skippable", 4
+            else:
+                self.foreign_at = end - 4
+        elif state == "skippable":
+            self._skip = v
+            self._state, self._need = "magic", 4
+        elif state == "descriptor":
+            single = (v >> 5) & 1
+            self._checksum = bool(v & 4)
+            self._skip = (0 if single else 1) + (0, 1, 2, 4)[v & 3] \
+                + ((1 if single else 0), 2, 4, 8)[v >> 6]
+            self._state, self._need = "block", 3
+        else:  # a block header: last-block bit, type (1: one byte repeated), size
+            self._skip = 1 if (v >> 1) & 3 == 1 else v >> 3
+            if v & 1:
+                self._skip += 4 if self._checksum else 0
+                self._state, self._need = "magic", 4
+
+
+class _ZstdStream:
+    """A zstd file read across its frames, which, like a gzip file, raises EOFError when the
+    file ends inside a frame (zstandard's own reader returns what it has and stops)."""
+
+    def __init__(self, hasher: _HashingReader, buffered: IO[bytes]) -> None:
+        import zstandard
+
+        self._frames = _ZstdFrames()
+        hasher.watch = self._frames.feed
+        self._buffered = buffered
+        self._reader = zstandard.ZstdDecompressor().stream_reader(
+            buffered, read_across_frames=True)
+
+    def read1(self, size: int) -> bytes:
+        # At most a block's worth at a time: what a call decompressed is lost when it meets
+        # a damaged block, so the lines before the damage are kept to within one block.
+        return self._checked(self._reader.read1(min(size, ZSTD_BLOCK)))
+
+    def read(self, size: int) -> bytes:
+        return self._checked(self._reader.read(size))
+
+    def _checked(self, data: bytes) -> bytes:
+        if data:
+            return data
+        while self._buffered.read(READ_BYTES):  # what the decompressor left, if anything
+            pass
+        if self._frames.foreign_at is not None:
+            raise ValueError(f"not zstd data at byte {self._frames.foreign_at:,}")
+        if not self._frames.between_frames:
+            raise EOFError("Compressed file ended before the end-of-frame marker was reached")
+        return data
+
+
+def _stream_errors(compression: str) -> tuple[type[BaseException], ...]:
+    """What reading a stored file can raise when it is damaged or cut, or its disk fails."""
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, ValueError, zlib.error)
+    if compression == "zstd":
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    return errors
+
+
+def _reason(e: BaseException) -> str:
+    """Why a read stopped, as `ingest_files.error` and `runlake validate` say it."""
+    name = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
+    return f"{name}: {e}"
 
 
 @dataclass
@@ -197,6 +320,8 @@ class BlockReader:
         self.block_bytes = block_bytes
         self._hasher = _HashingReader(open(f.path, "rb"))  # noqa: SIM115 - closed in __iter__
         self.error: str | None = None
+        """Why the file could not be read to its end (a corrupt or cut compressed stream, a
+        failing disk); the blocks before it are kept."""
 
     @property
     def sha256(self) -> str:
@@ -212,10 +337,16 @@ class BlockReader:
         if self.file.compression == "gzip":
             return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
         if self.file.compression == "zstd":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
+            return _ZstdStream(self._hasher, buffered)  # type: ignore[return-value]
         return buffered
+
+    def _drain(self) -> None:
+        """Read the rest of the stored file, so sha256 covers every byte."""
+        try:
+            while self._hasher.read(1024 * 1024):
+                pass
+        except OSError as e:
+            self.error = self.error or _reason(e)
 
     def __iter__(self) -> Iterator[Block]:
         if self.file.whole_document:
@@ -225,6 +356,7 @@ class BlockReader:
         pending: list[bytes] = []
         size = 0
         step = min(self.block_bytes, READ_BYTES)
+        errors = _stream_errors(self.file.compression)
         try:
             stream = self._stream()
             # read1 hands over what is decompressed so far, so a cut stream loses no whole line.
@@ -232,9 +364,9 @@ class BlockReader:
             while True:
                 try:
                     chunk = read(step)
-                except (OSError, EOFError, ValueError) as e:
+                except errors as e:
                     # A corrupt or cut compressed stream: keep what was read, say why it ended.
-                    self.error = f"{type(e).__name__}: {e}"
+                    self.error = _reason(e)
                     chunk = b""
                 if chunk:
                     pending.append(chunk)
@@ -253,29 +385,27 @@ class BlockReader:
                 pending, size = ([buf], len(buf)) if buf else ([], 0)
                 if not chunk:
                     break
-            # Drain the raw file so sha256 covers every stored byte.
-            while self._hasher.read(1024 * 1024):
-                pass
+            self._drain()
         finally:
             self._hasher.close()
 
     def _whole(self) -> Iterator[Block]:
         """The whole (decompressed) file as one block; empty files yield nothing."""
+        errors = _stream_errors(self.file.compression)
         try:
             stream = self._stream()
             parts = []
             while True:
                 try:
                     chunk = stream.read(READ_BYTES)
-                except (OSError, EOFError, ValueError) as e:
-                    self.error = f"{type(e).__name__}: {e}"
+                except errors as e:
+                    self.error = _reason(e)
                     break
                 if not chunk:
                     break
                 parts.append(chunk)
             data = b"".join(parts)
-            while self._hasher.read(1024 * 1024):
-                pass
+            self._drain()
         finally:
             self._hasher.close()
         if data:
