@@ -9,10 +9,13 @@ that overflow a double are rejected (quarantine `invalid_json`); a duplicate key
 value; integers beyond 64 bits are read as floats.
 """
 
+import errno
 import gzip
 import hashlib
 import io
+import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -122,22 +125,113 @@ def date_prefix(text: str) -> date | None:
         return None
 
 
-def discover(paths: list[Path], kind: str | None = None) -> list[InputFile]:
-    """Input files under `paths` (files or folders), sorted, each with its kind or None."""
+Skipped = list[tuple[str, str]]
+"""Paths a discovery passed over that the user should hear of: (path, reason)."""
+
+
+def discover(paths: list[Path], kind: str | None = None,
+             skipped: Skipped | None = None) -> list[InputFile]:
+    """Input files under `paths` (files or folders), sorted, each with its kind or None.
+
+    A folder walk follows links to folders (each real folder once, so a link loop ends) and
+    passes over hidden entries and files that do not look like data. What cannot be read as
+    a file is never opened and is added to `skipped` with the reason: a folder that cannot be
+    listed, a dangling link, a link loop, and anything that is not a regular file (a FIFO, a
+    socket, a device), also when it is named as a path."""
+    def skip(path: Path, reason: str) -> None:
+        if skipped is not None:
+            skipped.append((str(path), reason))
+
     found: dict[Path, InputFile] = {}
     for p in paths:
         if not p.exists():
             raise InputError(f"{p}: no such file or folder")
-        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
-        for f in candidates:
-            if any(part.startswith(".") for part in f.relative_to(p).parts) and p.is_dir():
-                continue
-            k = kind or kind_of(f)
-            if p.is_dir() and k is None and not _looks_like_data(f):
-                continue
-            found[f.resolve()] = InputFile(f, source_name(f), k, compression_of(f),
-                                           f.stat().st_size)
+        if p.is_dir():
+            for f, st in _walk(p, skip):
+                k = kind or kind_of(f)
+                if k is None and not _looks_like_data(f):
+                    continue
+                found[f.resolve()] = InputFile(f, source_name(f), k, compression_of(f),
+                                               st.st_size)
+            continue
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            skip(p, NOT_REGULAR)
+            continue
+        found[p.resolve()] = InputFile(p, source_name(p), kind or kind_of(p), compression_of(p),
+                                       st.st_size)
     return sorted(found.values(), key=lambda x: x.source_file)
+
+
+NOT_REGULAR = "not a regular file"
+
+
+def _walk(root: Path, skip: Callable[[Path, str], None]
+          ) -> Iterator[tuple[Path, os.stat_result]]:
+    """The regular files under `root` (hidden entries left out) with their stat, following
+    links to folders. Each real folder is walked once, by its own path when it lies under
+    `root` (links are followed after the folders themselves), so a file keeps the date and
+    kind folders it is stored under."""
+    walked = {os.path.realpath(root)}
+    folders: list[tuple[Path, frozenset[str]]] = [(root, frozenset(walked))]
+    links: list[tuple[Path, frozenset[str], str]] = []
+    while folders or links:
+        if folders:
+            folder, above = folders.pop()
+        else:
+            folder, above, real = links.pop(0)
+            if real in walked:
+                continue  # read already, by its own path or through another link
+            walked.add(real)
+        try:
+            with os.scandir(folder) as it:
+                names = sorted(e.name for e in it)
+        except OSError as e:
+            skip(folder, f"cannot read the folder: {e.strerror or e}")
+            continue
+        for name in names:
+            if name.startswith("."):
+                continue
+            path = folder / name
+            try:
+                st = path.stat()  # through links
+            except FileNotFoundError:
+                skip(path, "a link to nothing (dangling link)" if path.is_symlink()
+                     else "removed while the folder was read")
+                continue
+            except OSError as e:
+                skip(path, f"cannot read: {e.strerror or e}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                real = os.path.realpath(path)
+                if real in above:
+                    skip(path, "a link to a folder above it (a loop)")
+                elif path.is_symlink():
+                    links.append((path, above | {real}, real))
+                elif real not in walked:
+                    walked.add(real)
+                    folders.append((path, above | {real}))
+            elif stat.S_ISREG(st.st_mode):
+                yield path, st
+            else:
+                skip(path, NOT_REGULAR)
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """`path` opened for reading when it is a regular file; anything else (a FIFO, which a
+    plain open would wait on forever, put in a file's place) is refused with an OSError."""
+    def nonblocking(name: str, flags: int) -> int:
+        return os.open(name, flags | os.O_NONBLOCK)
+
+    f = open(path, "rb", opener=nonblocking)  # noqa: SIM115 - returned open
+    try:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
+        os.set_blocking(f.fileno(), True)
+    except BaseException:
+        f.close()
+        raise
+    return f
 
 
 def _looks_like_data(path: Path) -> bool:
@@ -179,7 +273,7 @@ class _HashingReader(io.RawIOBase):
 
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(4 * 1024 * 1024):
             h.update(chunk)
     return h.hexdigest()
@@ -318,7 +412,7 @@ class BlockReader:
     def __init__(self, f: InputFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
         self.file = f
         self.block_bytes = block_bytes
-        self._hasher = _HashingReader(open(f.path, "rb"))  # noqa: SIM115 - closed in __iter__
+        self._hasher = _HashingReader(open_regular(f.path))
         self.error: str | None = None
         """Why the file could not be read to its end (a corrupt or cut compressed stream, a
         failing disk); the blocks before it are kept."""
