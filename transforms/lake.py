@@ -119,7 +119,10 @@ def files_sql(files: list[str], table: str, present: Iterable[str] | None = None
                      else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
                      for c in TABLES[table].columns)
     listing = ", ".join(sql_str(f) for f in files)
-    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true)"
+    # No Hive partitioning: a `name=value` folder anywhere in the path (the home's own, or
+    # the tables' month=) must never become a column value; `month` is not a column here.
+    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true, " \
+        "hive_partitioning = false)"
 
 
 def scan_sql(folder: Path, table: str) -> str:
