@@ -160,6 +160,7 @@ def _print_report(r: IngestReport) -> None:
     for f in r.files:
         if f.error:
             out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
+    _print_skipped(r.skipped_paths)
     out.print(f"{len(r.files):,} files ({n_skipped:,} unchanged): "
               f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
@@ -184,6 +185,11 @@ def _print_report(r: IngestReport) -> None:
         out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
     out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "
               "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
+
+
+def _print_skipped(skipped: list[tuple[str, str]]) -> None:
+    for path, reason in skipped:
+        out.print(_printable(f"skipped {path}: {reason}"), highlight=False, markup=False)
 
 
 @app.command("sql")
@@ -563,10 +569,12 @@ def validate_cmd(
 
     if kind is not None and kind not in KINDS:
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
+    skipped: list[tuple[str, str]] = []
     try:
-        files = discover([path], kind)
+        files = discover([path], kind, skipped)
     except InputError as e:
         _fail(str(e), 2)
+    _print_skipped(skipped)
     if not files:
         _fail(f"{path}: no input files", 2)
     unknown = [f.source_file for f in files if f.kind is None]
@@ -576,7 +584,14 @@ def validate_cmd(
               "kind); pass --kind", 2)
     bad = 0
     for f in files:
-        reader = BlockReader(f)
+        try:
+            reader = BlockReader(f)
+        except OSError as e:  # as the ingest does: named with the reason, the others read
+            bad += 1
+            out.print(f"{_printable(f.source_file)}: cannot read the file: "
+                      f"{_printable(e.strerror or str(e))}", style="bold", highlight=False,
+                      markup=False)
+            continue
         for block in reader:
             for line_no, _, line in split_block(block):
                 if not line.strip():
@@ -603,7 +618,8 @@ def validate_cmd(
                         raise typer.Exit(1)
         if reader.error:  # a cut or corrupt compressed stream: what was read is above
             bad += 1
-            out.print(f"{_printable(f.source_file)}: the file ends early ({reader.error})",
+            out.print(f"{_printable(f.source_file)}: the file could not be read to its end "
+                      f"({reader.error})",
                       style="bold", highlight=False, markup=False)
     out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")
     raise typer.Exit(1 if bad else 0)

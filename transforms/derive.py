@@ -137,7 +137,8 @@ def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyCo
         h.update(f"{t}:{','.join(w.files[t])}\n".encode())
     sup = con.execute(f"SELECT string_agg(run_id || source_file || source_line, ',' ORDER BY "
                       f"run_id, source_file, source_line) FROM read_parquet("
-                      f"{sql_str(str(superseded))}) WHERE day BETWEEN DATE '{w.first}' AND "
+                      f"{sql_str(str(superseded))}, hive_partitioning = false) "
+                      f"WHERE day BETWEEN DATE '{w.first}' AND "
                       f"DATE '{w.last}' OR win_day BETWEEN DATE '{w.first}' AND "
                       f"DATE '{w.last}'").fetchall()[0][0]
     h.update((sup or "").encode())
@@ -250,7 +251,7 @@ def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path, snapshot: dict[str
             con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         prepare_tables(con, home, snapshot, window=whole)
         con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(str(superseded))})")
+                    f"read_parquet({sql_str(str(superseded))}, hive_partitioning = false)")
         # Read the window's rows once; every intermediate view below reads them again.
         for t in WINDOW_INPUTS:
             con.execute(f"CREATE TABLE staging.stg_{t}__window AS SELECT * FROM staging.stg_{t}")
@@ -290,7 +291,7 @@ def derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], cache: Path,
     if not files:
         return None
     names = ", ".join(sql_str(str(f.resolve())) for f in files)
-    read = f"read_parquet([{names}], union_by_name = true)"
+    read = f"read_parquet([{names}], union_by_name = true, hive_partitioning = false)"
     distinct = "DISTINCT " if _key_column(con, f"SELECT * FROM {read}") is None else ""
     return f"SELECT {distinct}* FROM {read}"
 

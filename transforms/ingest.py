@@ -3,7 +3,8 @@
 This is the function both the CLI and the Dagster assets call. It never loses a line: each file
 gets an `ingest_files` row whose counts add up (lines = accepted + quarantined + blank), files
 whose kind cannot be told are reported there too, and unchanged files are skipped so that
-ingesting the same files again changes nothing.
+ingesting the same files again changes nothing (a file that could not be read to its end is
+read again). Paths under the inputs that are not files to read are reported with the reason.
 """
 
 import os
@@ -59,6 +60,9 @@ class IngestReport:
     """Canonical models of this ingest's runs (with token totals) and LLM calls (with tokens
     and no price of their own) that the price table does not list, each once, with how many
     runs and calls: their cost is unknown."""
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
+    """Paths met under the inputs that are not read, with the reason: a folder that cannot be
+    listed, a dangling link, a link loop, a FIFO or anything else that is not a regular file."""
     model_tables_changed: bool = False
     """The alias or price table differs from the one the lake was last ingested with: the
     views were computed again (no file is read again for it)."""
@@ -104,7 +108,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
             tables: models.ModelTables, retention_hours: float) -> IngestReport:
     home = lake.home
     report = IngestReport(home=home)
-    files = discover(paths, kind)
+    files = discover(paths, kind, report.skipped_paths)
     known = lake.known_files()
     tools_sha = reg.sha256 if reg is not None else None
     ingest_id = uuid.uuid4().hex
@@ -116,9 +120,10 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
         checked = tools_sha if f.kind in CHECKED_KINDS else None
-        # Unchanged: same bytes, read as the same kind against the same registry.
-        if f.source_file in known and known[f.source_file][1:] == (
-                f.size, checked, f.kind or "unknown") and known[f.source_file][0] == _sha(f):
+        # Unchanged: same bytes, read to their end, as the same kind against the same registry.
+        prev = known.get(f.source_file)
+        if prev is not None and prev[1:4] == (f.size, checked, f.kind or "unknown") \
+                and not (prev[4] and f.kind in READABLE_KINDS) and prev[0] == _sha(f):
             fr.skipped = True
             if progress:
                 progress(f.size)

@@ -119,7 +119,10 @@ def files_sql(files: list[str], table: str, present: Iterable[str] | None = None
                      else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
                      for c in TABLES[table].columns)
     listing = ", ".join(sql_str(f) for f in files)
-    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true)"
+    # No Hive partitioning: a `name=value` folder anywhere in the path (the home's own, or
+    # the tables' month=) must never become a column value; `month` is not a column here.
+    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true, " \
+        "hive_partitioning = false)"
 
 
 def scan_sql(folder: Path, table: str) -> str:
@@ -314,16 +317,17 @@ class Lake:
         return {f.name for f in pa.schema(dt.schema().to_arrow())}
 
     # -- reading ----------------------------------------------------------------------------
-    def known_files(self) -> dict[str, tuple[str, int, str | None, str | None]]:
-        """source_file -> (sha256, bytes, tools_sha256, kind) of every file in the manifest."""
+    def known_files(self) -> dict[str, tuple[str, int, str | None, str | None, str | None]]:
+        """source_file -> (sha256, bytes, tools_sha256, kind, error) of every file in the
+        manifest."""
         dt = self.open(MANIFEST)
         if dt is None:
             return {}
-        cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind"]
+        cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind", "error"]
         have = self.columns(MANIFEST)
         rows = pa.table(dt.to_pyarrow_table(columns=[c for c in cols if c in have])).to_pylist()
-        return {r["source_file"]: (r["sha256"], r["bytes"], r.get("tools_sha256"), r["kind"])
-                for r in rows}
+        return {r["source_file"]: (r["sha256"], r["bytes"], r.get("tools_sha256"), r["kind"],
+                                   r.get("error")) for r in rows}
 
     def write_registry(self, rows: list[dict[str, Any]]) -> None:
         """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""

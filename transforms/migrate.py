@@ -22,6 +22,10 @@ from transforms import db
 from transforms.lake import MANIFEST, PARTITION, Lake, duckdb_type, lake_schema, sql_str
 from transforms.schemas import TABLES
 
+_DAY_OF_FOLDER = ("CAST(regexp_extract(_runlake_file, "
+                  "'/day=([0-9]{4}-[0-9]{2}-[0-9]{2})/[^/]*$', 1) AS DATE) AS day")
+"""The `day` of a legacy lake row: its file's folder, lake/<table>/day=YYYY-MM-DD/."""
+
 
 def _old_rows(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> pa.Table:
     globs = [p for p in (root / table, root / "_superseded" / table)
@@ -31,12 +35,16 @@ def _old_rows(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> pa.Tabl
     present = {r[0] for g in globs for r in con.execute(
         f"SELECT DISTINCT name FROM parquet_schema({sql_str(str(g) + '/day=*/*.parquet')})"
     ).fetchall()} | {"day"}
-    cols = ", ".join(c.name if c.name in present
+    # The day is the name of the folder holding the file (day=YYYY-MM-DD), read from that
+    # folder alone: DuckDB's Hive partitioning would also take any name=value folder above
+    # the lake (in the home's path) for a column.
+    cols = ", ".join(_DAY_OF_FOLDER if c.name == "day"
+                     else c.name if c.name in present
                      else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
                      for c in TABLES[table].columns)
     parts = " UNION ALL ".join(
         f"SELECT {cols} FROM read_parquet({sql_str(str(g) + '/day=*/*.parquet')}, "
-        "hive_partitioning = true, hive_types = {'day': DATE}, union_by_name = true)"
+        "hive_partitioning = false, filename = '_runlake_file', union_by_name = true)"
         for g in globs)
     rows: pa.Table = con.sql(f"SELECT * FROM ({parts})").to_arrow_table()
     if table == "flags":  # now derived by the views from the lines that carry one run_id

@@ -10,11 +10,15 @@ that overflow a double and nesting deeper than 1,024 levels are rejected (quaran
 (transforms.jsontext), for the readers to store as JSON text or flag where a count is expected.
 """
 
+import errno
 import gzip
 import hashlib
 import io
+import os
 import re
-from collections.abc import Iterator
+import stat
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -149,22 +153,113 @@ def date_prefix(text: str) -> date | None:
     return _ymd(m) if m else None
 
 
-def discover(paths: list[Path], kind: str | None = None) -> list[InputFile]:
-    """Input files under `paths` (files or folders), sorted, each with its kind or None."""
+Skipped = list[tuple[str, str]]
+"""Paths a discovery passed over that the user should hear of: (path, reason)."""
+
+
+def discover(paths: list[Path], kind: str | None = None,
+             skipped: Skipped | None = None) -> list[InputFile]:
+    """Input files under `paths` (files or folders), sorted, each with its kind or None.
+
+    A folder walk follows links to folders (each real folder once, so a link loop ends) and
+    passes over hidden entries and files that do not look like data. What cannot be read as
+    a file is never opened and is added to `skipped` with the reason: a folder that cannot be
+    listed, a dangling link, a link loop, and anything that is not a regular file (a FIFO, a
+    socket, a device), also when it is named as a path."""
+    def skip(path: Path, reason: str) -> None:
+        if skipped is not None:
+            skipped.append((str(path), reason))
+
     found: dict[Path, InputFile] = {}
     for p in paths:
         if not p.exists():
             raise InputError(f"{p}: no such file or folder")
-        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
-        for f in candidates:
-            if any(part.startswith(".") for part in f.relative_to(p).parts) and p.is_dir():
-                continue
-            k = kind or kind_of(f)
-            if p.is_dir() and k is None and not _looks_like_data(f):
-                continue
-            found[f.resolve()] = InputFile(f, source_name(f), k, compression_of(f),
-                                           f.stat().st_size)
+        if p.is_dir():
+            for f, st in _walk(p, skip):
+                k = kind or kind_of(f)
+                if k is None and not _looks_like_data(f):
+                    continue
+                found[f.resolve()] = InputFile(f, source_name(f), k, compression_of(f),
+                                               st.st_size)
+            continue
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            skip(p, NOT_REGULAR)
+            continue
+        found[p.resolve()] = InputFile(p, source_name(p), kind or kind_of(p), compression_of(p),
+                                       st.st_size)
     return sorted(found.values(), key=lambda x: x.source_file)
+
+
+NOT_REGULAR = "not a regular file"
+
+
+def _walk(root: Path, skip: Callable[[Path, str], None]
+          ) -> Iterator[tuple[Path, os.stat_result]]:
+    """The regular files under `root` (hidden entries left out) with their stat, following
+    links to folders. Each real folder is walked once, by its own path when it lies under
+    `root` (links are followed after the folders themselves), so a file keeps the date and
+    kind folders it is stored under."""
+    walked = {os.path.realpath(root)}
+    folders: list[tuple[Path, frozenset[str]]] = [(root, frozenset(walked))]
+    links: list[tuple[Path, frozenset[str], str]] = []
+    while folders or links:
+        if folders:
+            folder, above = folders.pop()
+        else:
+            folder, above, real = links.pop(0)
+            if real in walked:
+                continue  # read already, by its own path or through another link
+            walked.add(real)
+        try:
+            with os.scandir(folder) as it:
+                names = sorted(e.name for e in it)
+        except OSError as e:
+            skip(folder, f"cannot read the folder: {e.strerror or e}")
+            continue
+        for name in names:
+            if name.startswith("."):
+                continue
+            path = folder / name
+            try:
+                st = path.stat()  # through links
+            except FileNotFoundError:
+                skip(path, "a link to nothing (dangling link)" if path.is_symlink()
+                     else "removed while the folder was read")
+                continue
+            except OSError as e:
+                skip(path, f"cannot read: {e.strerror or e}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                real = os.path.realpath(path)
+                if real in above:
+                    skip(path, "a link to a folder above it (a loop)")
+                elif path.is_symlink():
+                    links.append((path, above | {real}, real))
+                elif real not in walked:
+                    walked.add(real)
+                    folders.append((path, above | {real}))
+            elif stat.S_ISREG(st.st_mode):
+                yield path, st
+            else:
+                skip(path, NOT_REGULAR)
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """`path` opened for reading when it is a regular file; anything else (a FIFO, which a
+    plain open would wait on forever, put in a file's place) is refused with an OSError."""
+    def nonblocking(name: str, flags: int) -> int:
+        return os.open(name, flags | os.O_NONBLOCK)
+
+    f = open(path, "rb", opener=nonblocking)  # noqa: SIM115 - returned open
+    try:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
+        os.set_blocking(f.fileno(), True)
+    except BaseException:
+        f.close()
+        raise
+    return f
 
 
 def _looks_like_data(path: Path) -> bool:
@@ -183,6 +278,8 @@ class _HashingReader(io.RawIOBase):
         self._raw = raw
         self.sha256 = hashlib.sha256()
         self.bytes_read = 0
+        self.watch: Callable[[memoryview], None] | None = None
+        """Also shown every byte that passes (the zstd frame layout follows them)."""
 
     def readable(self) -> bool:
         return True
@@ -190,8 +287,11 @@ class _HashingReader(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
         if n:
-            self.sha256.update(memoryview(buffer)[:n])
+            view = memoryview(buffer)[:n]
+            self.sha256.update(view)
             self.bytes_read += n
+            if self.watch is not None:
+                self.watch(view)
         return n or 0
 
     def close(self) -> None:
@@ -201,10 +301,127 @@ class _HashingReader(io.RawIOBase):
 
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(4 * 1024 * 1024):
             h.update(chunk)
     return h.hexdigest()
+
+
+ZSTD_MAGIC = 0xFD2FB528
+SKIPPABLE_MAGIC = 0x184D2A50
+"""Skippable frames have magic 0x184D2A50 to 0x184D2A5F."""
+ZSTD_BLOCK = 128 * 1024
+"""The most a zstd block holds once decompressed."""
+
+
+class _ZstdFrames:
+    """Follows the frame layout of a zstd stream (RFC 8878 §3.1) as its stored bytes pass,
+    without decompressing: frame headers and block headers are read, block contents skipped.
+    Tells whether the stream ends between frames, as gzip tells a stream that ends before
+    its end-of-stream marker."""
+
+    def __init__(self) -> None:
+        self._state = "magic"
+        self._need = 4
+        self._head = b""
+        self._skip = 0
+        self._checksum = False
+        self.offset = 0
+        self.foreign_at: int | None = None
+        """Offset of bytes that begin no zstd frame, if any were met."""
+
+    @property
+    def between_frames(self) -> bool:
+        return self._state == "magic" and not self._head and not self._skip
+
+    def feed(self, data: memoryview) -> None:
+        i, n = 0, len(data)
+        while i < n and self.foreign_at is None:
+            if self._skip:
+                k = min(self._skip, n - i)
+                self._skip -= k
+                i += k
+                continue
+            k = min(self._need - len(self._head), n - i)
+            self._head += bytes(data[i:i + k])
+            i += k
+            if len(self._head) == self._need:
+                self._header(int.from_bytes(self._head, "little"), self.offset + i)
+                self._head = b""
+        self.offset += n
+
+    def _header(self, v: int, end: int) -> None:
+        state = self._state
+        if state == "magic":
+            if v == ZSTD_MAGIC:
+                self._state, self._need = "descriptor", 1
+            elif v & 0xFFFFFFF0 == SKIPPABLE_MAGIC:
+                self._state, self._need = "skippable", 4
+            else:
+                self.foreign_at = end - 4
+        elif state == "skippable":
+            self._skip = v
+            self._state, self._need = "magic", 4
+        elif state == "descriptor":
+            single = (v >> 5) & 1
+            self._checksum = bool(v & 4)
+            self._skip = (0 if single else 1) + (0, 1, 2, 4)[v & 3] \
+                + ((1 if single else 0), 2, 4, 8)[v >> 6]
+            self._state, self._need = "block", 3
+        else:  # a block header: last-block bit, type (1: one byte repeated), size
+            self._skip = 1 if (v >> 1) & 3 == 1 else v >> 3
+            if v & 1:
+                self._skip += 4 if self._checksum else 0
+                self._state, self._need = "magic", 4
+
+
+class _ZstdStream:
+    """A zstd file read across its frames, which, like a gzip file, raises EOFError when the
+    file ends inside a frame (zstandard's own reader returns what it has and stops)."""
+
+    def __init__(self, hasher: _HashingReader, buffered: IO[bytes]) -> None:
+        import zstandard
+
+        self._frames = _ZstdFrames()
+        hasher.watch = self._frames.feed
+        self._buffered = buffered
+        self._reader = zstandard.ZstdDecompressor().stream_reader(
+            buffered, read_across_frames=True)
+
+    def read1(self, size: int) -> bytes:
+        # At most a block's worth at a time: what a call decompressed is lost when it meets
+        # a damaged block, so the lines before the damage are kept to within one block.
+        return self._checked(self._reader.read1(min(size, ZSTD_BLOCK)))
+
+    def read(self, size: int) -> bytes:
+        return self._checked(self._reader.read(size))
+
+    def _checked(self, data: bytes) -> bytes:
+        if data:
+            return data
+        while self._buffered.read(READ_BYTES):  # what the decompressor left, if anything
+            pass
+        if self._frames.foreign_at is not None:
+            raise ValueError(f"not zstd data at byte {self._frames.foreign_at:,}")
+        if not self._frames.between_frames:
+            raise EOFError("Compressed file ended before the end-of-frame marker was reached")
+        return data
+
+
+def _stream_errors(compression: str) -> tuple[type[BaseException], ...]:
+    """What reading a stored file can raise when it is damaged or cut, or its disk fails."""
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, ValueError, zlib.error)
+    if compression == "zstd":
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    return errors
+
+
+def _reason(e: BaseException) -> str:
+    """Why a read stopped, as `ingest_files.error` and `runlake validate` say it."""
+    name = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
+    return f"{name}: {e}"
 
 
 @dataclass
@@ -223,8 +440,10 @@ class BlockReader:
     def __init__(self, f: InputFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
         self.file = f
         self.block_bytes = block_bytes
-        self._hasher = _HashingReader(open(f.path, "rb"))  # noqa: SIM115 - closed in __iter__
+        self._hasher = _HashingReader(open_regular(f.path))
         self.error: str | None = None
+        """Why the file could not be read to its end (a corrupt or cut compressed stream, a
+        failing disk); the blocks before it are kept."""
 
     @property
     def sha256(self) -> str:
@@ -240,10 +459,16 @@ class BlockReader:
         if self.file.compression == "gzip":
             return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
         if self.file.compression == "zstd":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
+            return _ZstdStream(self._hasher, buffered)  # type: ignore[return-value]
         return buffered
+
+    def _drain(self) -> None:
+        """Read the rest of the stored file, so sha256 covers every byte."""
+        try:
+            while self._hasher.read(1024 * 1024):
+                pass
+        except OSError as e:
+            self.error = self.error or _reason(e)
 
     def __iter__(self) -> Iterator[Block]:
         if self.file.whole_document:
@@ -253,6 +478,7 @@ class BlockReader:
         pending: list[bytes] = []
         size = 0
         step = min(self.block_bytes, READ_BYTES)
+        errors = _stream_errors(self.file.compression)
         try:
             stream = self._stream()
             # read1 hands over what is decompressed so far, so a cut stream loses no whole line.
@@ -260,9 +486,9 @@ class BlockReader:
             while True:
                 try:
                     chunk = read(step)
-                except (OSError, EOFError, ValueError) as e:
+                except errors as e:
                     # A corrupt or cut compressed stream: keep what was read, say why it ended.
-                    self.error = f"{type(e).__name__}: {e}"
+                    self.error = _reason(e)
                     chunk = b""
                 if chunk:
                     pending.append(chunk)
@@ -281,29 +507,27 @@ class BlockReader:
                 pending, size = ([buf], len(buf)) if buf else ([], 0)
                 if not chunk:
                     break
-            # Drain the raw file so sha256 covers every stored byte.
-            while self._hasher.read(1024 * 1024):
-                pass
+            self._drain()
         finally:
             self._hasher.close()
 
     def _whole(self) -> Iterator[Block]:
         """The whole (decompressed) file as one block; empty files yield nothing."""
+        errors = _stream_errors(self.file.compression)
         try:
             stream = self._stream()
             parts = []
             while True:
                 try:
                     chunk = stream.read(READ_BYTES)
-                except (OSError, EOFError, ValueError) as e:
-                    self.error = f"{type(e).__name__}: {e}"
+                except errors as e:
+                    self.error = _reason(e)
                     break
                 if not chunk:
                     break
                 parts.append(chunk)
             data = b"".join(parts)
-            while self._hasher.read(1024 * 1024):
-                pass
+            self._drain()
         finally:
             self._hasher.close()
         if data:

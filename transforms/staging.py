@@ -68,7 +68,7 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
     stored = derived / "superseded_lines.parquet" if derived is not None else None
     if stored is not None and stored.exists():
         con.execute("CREATE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(str(stored))})")
+                    f"read_parquet({sql_str(str(stored))}, hive_partitioning = false)")
     else:
         con.execute(f"CREATE VIEW staging.stg_superseded_lines AS {SUPERSEDED_LINES}")
     for t in RUN_TABLES:
@@ -83,7 +83,8 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
     # The tool registry the last ingest checked calls against (empty without one).
     registry = lake / REGISTRY / "tools.parquet"
     if registry.exists():
-        source = f"SELECT * FROM read_parquet({sql_str(str(registry.resolve()))})"
+        source = ("SELECT * FROM read_parquet("
+                  f"{sql_str(str(registry.resolve()))}, hive_partitioning = false)")
     else:
         source = "SELECT " + ", ".join(
             f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
