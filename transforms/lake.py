@@ -21,17 +21,14 @@ bounded number of times. Replaced files stay on disk until `vacuum` removes them
 than the retention after they were replaced.
 """
 
-import bisect
 import fcntl
 import hashlib
 import json
 import os
-import random
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,8 +36,28 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from transforms import lakecommit, lakefiles
 from transforms.errors import InputError, RunlakeError
+from transforms.lakecommit import CommitConflict, CommitResult, history, lake_meta, with_retries
+from transforms.lakefiles import (
+    DATA_TABLES,
+    MANIFEST,
+    PARTITION,
+    STATS_COLUMNS,
+    duckdb_type,
+    empty_select,
+    files_sql,
+    holding,
+    in_predicate,
+    month_of,
+    scan_sql,
+    sql_str,
+)
 from transforms.schemas import TABLES
+
+__all__ = ["DATA_TABLES", "MANIFEST", "PARTITION", "CommitConflict", "CommitResult",
+           "duckdb_type", "empty_select", "files_sql", "history", "month_of", "scan_sql",
+           "sql_str"]
 
 REGISTRY = "_registry"
 REGISTRY_SCHEMA = pa.schema([
@@ -50,18 +67,9 @@ REGISTRY_SCHEMA = pa.schema([
 """lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
 MODEL_TABLES = "_models/tables.json"
 """The model alias and price tables the last ingest was given (transforms.models)."""
-PARTITION = "month"
-MANIFEST = "ingest_files"
-DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
 MANIFEST_MADE = ".ingest_files.made"
 """lake/.ingest_files.made: the manifest has been committed once (without it, data tables and
 no manifest are a first ingest that died before its manifest commit, not damage)."""
-COMMIT_RETRIES = 12
-"""How many times a commit that conflicts with another writer's is tried again."""
-COMPACT_FILES = 32
-"""A month partition with more files than this is compacted by the ingest that touched it."""
-VACUUM_EVERY = 20
-"""Every this many manifest versions, an ingest vacuums files replaced before the retention."""
 DEFAULT_RETENTION_HOURS = 2.0
 """How long a replaced file stays on disk for readers that listed it (RUNLAKE_RETENTION_HOURS)."""
 LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
@@ -70,66 +78,10 @@ LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
 T = TypeVar("T")
 
 
-STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
-"""The columns whose minimum and maximum each data file records (`_stats`): which input files
-a data file holds, and the days and runs it can be skipped for."""
 TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS)}
 """Delta table properties of every lake table: readers (and `get_add_actions`) use the
 statistics of STATS_COLUMNS, whatever their position in the table (by default only the first
 32 columns' are, and `source_file` comes after them in the wide tables)."""
-
-
-def month_of(day: date) -> str:
-    return f"{day.year:04d}-{day.month:02d}"
-
-
-def duckdb_type(t: pa.DataType) -> str:
-    """The DuckDB type of an Arrow type used in the lake schemas."""
-    if pa.types.is_list(t):
-        return duckdb_type(t.value_type) + "[]"
-    mapping = {
-        pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
-        pa.bool_(): "BOOLEAN", pa.date32(): "DATE", pa.binary(): "BLOB",
-    }
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMPTZ"
-    return mapping[t]
-
-
-def sql_str(value: str) -> str:
-    """A SQL string literal (for file paths in DDL and delta-rs predicates, which take no
-    parameters)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def empty_select(table: str) -> str:
-    cols = ", ".join(f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
-                     for c in TABLES[table].columns)
-    return f"SELECT {cols} WHERE false"
-
-
-def files_sql(files: list[str], table: str, present: Iterable[str] | None = None) -> str:
-    """SQL reading `table` from these Parquet files, typed even when there are none. A column
-    that no file has (written before the column existed) reads as a typed null; with `present`
-    None every column is taken to be in some file."""
-    if not files:
-        return empty_select(table)
-    have = set(present) if present is not None else None
-    cols = ", ".join(c.name if have is None or c.name in have
-                     else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
-                     for c in TABLES[table].columns)
-    listing = ", ".join(sql_str(f) for f in files)
-    # No Hive partitioning: a `name=value` folder anywhere in the path (the home's own, or
-    # the tables' month=) must never become a column value; `month` is not a column here.
-    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true, " \
-        "hive_partitioning = false)"
-
-
-def scan_sql(folder: Path, table: str) -> str:
-    """SQL reading staged parts (folder/<table>/month=*/*.parquet) of one ingest: this
-    version of runlake wrote them, so each has every column of the table."""
-    return files_sql(sorted(str(p) for p in (folder / table).glob(f"{PARTITION}=*/*.parquet")),
-                     table)
 
 
 def lake_schema(table: str) -> pa.Schema:
@@ -139,35 +91,6 @@ def lake_schema(table: str) -> pa.Schema:
     if table != MANIFEST:
         fields.append(pa.field(PARTITION, pa.string()))
     return pa.schema(fields)
-
-
-class CommitConflict(RunlakeError):
-    """Another writer kept committing to the same table; nothing of this ingest was lost."""
-
-
-def with_retries(what: str, attempt: Callable[[], T]) -> T:
-    """Run `attempt` until it commits, retrying a conflict with another writer's commit."""
-    from deltalake.exceptions import CommitFailedError
-
-    for n in range(COMMIT_RETRIES):
-        try:
-            return attempt()
-        except CommitFailedError as e:
-            if n == COMMIT_RETRIES - 1:
-                raise CommitConflict(
-                    f"{what}: another writer committed to the same table {COMMIT_RETRIES} times "
-                    f"in a row ({e}); nothing is lost: run the ingest again") from e
-            time.sleep(min(2.0, 0.05 * 2 ** n) * (0.5 + random.random()))
-    raise AssertionError("unreachable")
-
-
-@dataclass
-class CommitResult:
-    days: list[date] = field(default_factory=list)
-    versions: dict[str, int] = field(default_factory=dict)
-    rows_added: dict[str, int] = field(default_factory=dict)
-    rows_removed: dict[str, int] = field(default_factory=dict)
-    maintenance: dict[str, int] = field(default_factory=dict)
 
 
 GLOB_CHARS = "[]?*{}\\"
@@ -256,7 +179,7 @@ class Lake:
             version = self._version_at(history, as_of)
         if version not in history:
             raise InputError(f"the lake has no version {version}: `runlake history` lists them")
-        meta = _lake_meta(history[version])
+        meta = lake_meta(history[version])
         tables = dict(meta.get("tables", {}))
         tables[MANIFEST] = version
         return tables
@@ -377,7 +300,7 @@ class Lake:
                 "tables": result.versions, "rows_added": result.rows_added,
                 "rows_removed": result.rows_removed}
         data = manifest.cast(lake_schema(MANIFEST))
-        predicate = _in_predicate(sources)
+        predicate = in_predicate(sources)
 
         def write_manifest() -> int:
             if not self.exists(MANIFEST):
@@ -423,20 +346,20 @@ class Lake:
 
         def attempt() -> tuple[int, int]:
             current = self.open(table)
-            whole, mixed, n_whole = _holding(current, wanted)
+            whole, mixed, n_whole = holding(current, wanted)
             removed = 0
             if mixed:
                 # Files that mix inputs (compacted): rewrite them without those inputs' rows.
-                metrics = current.delete(_in_predicate(sorted(wanted)))
+                metrics = current.delete(in_predicate(sorted(wanted)))
                 removed += int(metrics.get("num_deleted_rows") or 0)
                 current = self.open(table)
-                whole, _, n_whole = _holding(current, wanted)
+                whole, _, n_whole = holding(current, wanted)
             now = int(time.time() * 1000)
             actions: list[Any] = [
                 RemoveAction(path, True, now, size, {PARTITION: month})
                 for path, size, month in whole]
             actions += [AddAction(rel, (table_dir / rel).stat().st_size, {PARTITION: month},
-                                  now, True, _stats(m)) for rel, month, m in adds]
+                                  now, True, lakefiles.file_stats(m)) for rel, month, m in adds]
             if actions:
                 current.create_write_transaction(
                     actions, mode="append", schema=lake_schema(table),
@@ -445,6 +368,13 @@ class Lake:
 
         version, removed = with_retries(table, attempt)
         return version, added_rows, removed
+
+    def maintain(self, months: Iterable[str], retention_hours: float) -> dict[str, int]:
+        """Compaction and vacuum as thresholds say (transforms.lakecommit.maintain)."""
+        return lakecommit.maintain(self, months, retention_hours)
+
+    def vacuum(self, retention_hours: float) -> int:
+        return lakecommit.vacuum(self, retention_hours)
 
     def _evolve(self, table: str, dt: Any, parts: list[Path]) -> None:
         """Add to the Delta schema the columns staged files have that the table lacks (a lake
@@ -460,144 +390,6 @@ class Lake:
         if missing:
             fields = DeltaSchema.from_arrow(pa.schema(missing)).fields
             dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])
-
-    # -- maintenance ------------------------------------------------------------------------
-    def maintain(self, months: Iterable[str], retention_hours: float) -> dict[str, int]:
-        """Compact the touched month partitions that hold many files, and every few lake
-        versions vacuum files replaced longer than `retention_hours` ago. Counts of what was
-        done, by table."""
-        done: dict[str, int] = {}
-        touched = sorted(set(months))
-        for t in DATA_TABLES:
-            dt = self.open(t)
-            if dt is None:
-                continue
-            actions = pa.table(dt.get_add_actions(flatten=True))
-            counts: dict[str, int] = {}
-            for m in actions.column(f"partition.{PARTITION}").to_pylist():
-                counts[m] = counts.get(m, 0) + 1
-            for m in touched:
-                if counts.get(m, 0) > COMPACT_FILES:
-                    def compact(t: str = t, m: str = m) -> Any:
-                        return self.open(t).optimize.compact(
-                            partition_filters=[(PARTITION, "=", m)])
-                    with_retries(t, compact)
-                    done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
-        manifest = self.open(MANIFEST)
-        if manifest is not None and manifest.version() % VACUUM_EVERY == 0:
-            done["vacuumed_files"] = self.vacuum(retention_hours)
-        return done
-
-    def vacuum(self, retention_hours: float) -> int:
-        """Delete files that left the tables more than `retention_hours` ago."""
-        n = 0
-        for t in TABLES:
-            dt = self.open(t)
-            if dt is not None:
-                n += len(dt.vacuum(retention_hours=max(0, int(retention_hours)), dry_run=False,
-                                   enforce_retention_duration=False))
-        return n
-
-
-def _in_predicate(values: list[str]) -> str:
-    return "source_file IN (" + ", ".join(sql_str(v) for v in values) + ")" if values \
-        else "false"
-
-
-def _holding(dt: Any, sources: set[str]) -> tuple[list[tuple[str, int, str]], bool, int]:
-    """The files of `dt` that hold rows of `sources`: (files holding only such rows, as
-    (path, size, month); whether some file mixes them with others' rows; rows in the first)."""
-    if not sources:
-        return [], False, 0
-    actions = pa.table(dt.get_add_actions(flatten=True))
-    if actions.num_rows == 0:
-        return [], False, 0
-    lo = actions.column("min.source_file").to_pylist() \
-        if "min.source_file" in actions.column_names else [None] * actions.num_rows
-    hi = actions.column("max.source_file").to_pylist() \
-        if "max.source_file" in actions.column_names else [None] * actions.num_rows
-    paths = actions.column("path").to_pylist()
-    sizes = actions.column("size_bytes").to_pylist()
-    rows = actions.column("num_records").to_pylist()
-    months = actions.column(f"partition.{PARTITION}").to_pylist()
-    ordered = sorted(sources)
-    whole, mixed, n = [], False, 0
-    for path, size, nrows, month, a, b in zip(paths, sizes, rows, months, lo, hi, strict=True):
-        if a is None or b is None:
-            mixed = True  # no statistics: cannot tell, so treat as mixed
-            continue
-        i = bisect.bisect_left(ordered, a)
-        if i == len(ordered) or ordered[i] > b:
-            continue  # no source of ours lies within [a, b]
-        if a == b:
-            whole.append((path, int(size), month))
-            n += int(nrows or 0)
-        else:
-            mixed = True
-    return whole, mixed, n
-
-
-def _stats(meta: pq.FileMetaData) -> str:
-    """Delta statistics of a data file: its row count and, for the columns that prune
-    (source_file, day, run_id), exact minimum, maximum and null count."""
-    out: dict[str, Any] = {"numRecords": meta.num_rows, "minValues": {}, "maxValues": {},
-                           "nullCount": {}}
-    schema = meta.schema.to_arrow_schema()
-    for name in STATS_COLUMNS:
-        if name not in schema.names:
-            continue
-        i = schema.get_field_index(name)
-        lo = hi = None
-        nulls = 0
-        ok = True
-        for g in range(meta.num_row_groups):
-            st = meta.row_group(g).column(i).statistics
-            if st is None or not st.has_min_max:
-                if st is not None and st.null_count == meta.row_group(g).num_rows:
-                    nulls += st.null_count
-                    continue
-                ok = False
-                break
-            nulls += st.null_count or 0
-            lo = st.min if lo is None else min(lo, st.min)
-            hi = st.max if hi is None else max(hi, st.max)
-        if not ok:
-            continue
-        out["nullCount"][name] = nulls
-        if lo is not None:
-            if isinstance(lo, date):
-                lo, hi = lo.isoformat(), hi.isoformat()  # type: ignore[union-attr]
-            out["minValues"][name] = lo
-            out["maxValues"][name] = hi
-    return json.dumps(out)
-
-
-def _lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
-    raw = commit.get("runlake")
-    if not raw:
-        return {}
-    try:
-        meta = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
-
-
-def history(lake: Lake, limit: int | None = None) -> list[dict[str, Any]]:
-    """The lake's versions, newest first: one per ingest (manifest commit), with when, which
-    files and the rows added and removed per table."""
-    manifest = lake.open(MANIFEST)
-    if manifest is None:
-        return []
-    out = []
-    for h in manifest.history(limit):
-        meta = _lake_meta(h)
-        if not meta and h.get("operation") == "CREATE TABLE":
-            continue
-        out.append({"version": h["version"], "timestamp": h["timestamp"],
-                    "operation": h.get("operation"), **meta})
-    return out
-
 
 def clear_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)

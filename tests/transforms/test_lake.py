@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from transforms import derive, sqlfiles, warehouse
+from transforms import derive, lakecommit, sqlfiles, warehouse
 from transforms import lake as lake_mod
 from transforms.ingest import ingest
 from transforms.schemas import RUN_TABLES
@@ -225,7 +225,7 @@ def test_many_files_are_compacted(write_lines: Callable[..., Path], home: Path,
                                   query: Callable[..., Any]) -> None:
     """Past COMPACT_FILES a month partition is compacted, rows unchanged; a changed file is
     still replaced inside the compacted file."""
-    monkeypatch.setattr(lake_mod, "COMPACT_FILES", 2)
+    monkeypatch.setattr(lakecommit, "COMPACT_FILES", 2)
     for name in "abc":
         ingest([write_lines([run(name, "2026-11-20")], name=f"{name}.responses.jsonl")], home)
     assert len(_files(home, "runs")) == 1

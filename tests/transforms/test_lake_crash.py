@@ -19,11 +19,11 @@ from transforms.ingest import ingest
 CHILD = """
 import os, signal, sys
 from pathlib import Path
-from transforms import lake, warehouse
+from transforms import lake, lakefiles, warehouse
 from transforms.ingest import ingest
 
 owner, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-target = {"Lake": lake.Lake, "lake": lake, "warehouse": warehouse}[owner]
+target = {"Lake": lake.Lake, "lakefiles": lakefiles, "warehouse": warehouse}[owner]
 real = getattr(target, name)
 calls = [0]
 
@@ -39,7 +39,7 @@ ingest([Path(p) for p in sys.argv[5:]], Path(sys.argv[4]), workers=1)
 """
 
 STAGES = [
-    ("lake", "_stats", 1),            # staged files moved into runs, nothing committed
+    ("lakefiles", "file_stats", 1),   # staged files moved into runs, nothing committed
     ("Lake", "_commit_table", 1),     # runs committed, the other tables not
     ("Lake", "_commit_table", 5),     # half of the tables committed
     ("Lake", "_commit_table", 9),     # every data table committed, the manifest not

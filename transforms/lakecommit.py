@@ -1,0 +1,120 @@
+"""Committing to the lake's Delta tables with other writers about, and their upkeep: a bounded
+retry of a conflicting commit, compaction of month partitions that hold many files, vacuum of
+files replaced longer ago than the retention, and the lake's history."""
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pyarrow as pa
+
+from transforms.errors import RunlakeError
+from transforms.lakefiles import DATA_TABLES, MANIFEST, PARTITION
+from transforms.schemas import TABLES
+
+if TYPE_CHECKING:
+    from transforms.lake import Lake
+
+T = TypeVar("T")
+
+COMMIT_RETRIES = 12
+"""How many times a commit that conflicts with another writer's is tried again."""
+COMPACT_FILES = 32
+"""A month partition with more files than this is compacted by the ingest that touched it."""
+VACUUM_EVERY = 20
+"""Every this many manifest versions, an ingest vacuums files replaced before the retention."""
+class CommitConflict(RunlakeError):
+    """Another writer kept committing to the same table; nothing of this ingest was lost."""
+
+
+def with_retries(what: str, attempt: Callable[[], T]) -> T:
+    """Run `attempt` until it commits, retrying a conflict with another writer's commit."""
+    from deltalake.exceptions import CommitFailedError
+
+    for n in range(COMMIT_RETRIES):
+        try:
+            return attempt()
+        except CommitFailedError as e:
+            if n == COMMIT_RETRIES - 1:
+                raise CommitConflict(
+                    f"{what}: another writer committed to the same table {COMMIT_RETRIES} times "
+                    f"in a row ({e}); nothing is lost: run the ingest again") from e
+            time.sleep(min(2.0, 0.05 * 2 ** n) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dict[str, int]:
+    """Compact the touched month partitions that hold many files, and every few lake
+    versions vacuum files replaced longer than `retention_hours` ago. Counts of what was
+    done, by table."""
+    done: dict[str, int] = {}
+    touched = sorted(set(months))
+    for t in DATA_TABLES:
+        dt = lake.open(t)
+        if dt is None:
+            continue
+        actions = pa.table(dt.get_add_actions(flatten=True))
+        counts: dict[str, int] = {}
+        for m in actions.column(f"partition.{PARTITION}").to_pylist():
+            counts[m] = counts.get(m, 0) + 1
+        for m in touched:
+            if counts.get(m, 0) > COMPACT_FILES:
+                def compact(t: str = t, m: str = m) -> Any:
+                    return lake.open(t).optimize.compact(
+                        partition_filters=[(PARTITION, "=", m)])
+                with_retries(t, compact)
+                done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
+    manifest = lake.open(MANIFEST)
+    if manifest is not None and manifest.version() % VACUUM_EVERY == 0:
+        done["vacuumed_files"] = vacuum(lake, retention_hours)
+    return done
+
+def vacuum(lake: "Lake", retention_hours: float) -> int:
+    """Delete files that left the tables more than `retention_hours` ago."""
+    n = 0
+    for t in TABLES:
+        dt = lake.open(t)
+        if dt is not None:
+            n += len(dt.vacuum(retention_hours=max(0, int(retention_hours)), dry_run=False,
+                               enforce_retention_duration=False))
+    return n
+
+
+def history(lake: "Lake", limit: int | None = None) -> list[dict[str, Any]]:
+    """The lake's versions, newest first: one per ingest (manifest commit), with when, which
+    files and the rows added and removed per table."""
+    manifest = lake.open(MANIFEST)
+    if manifest is None:
+        return []
+    out = []
+    for h in manifest.history(limit):
+        meta = lake_meta(h)
+        if not meta and h.get("operation") == "CREATE TABLE":
+            continue
+        out.append({"version": h["version"], "timestamp": h["timestamp"],
+                    "operation": h.get("operation"), **meta})
+    return out
+
+
+@dataclass
+class CommitResult:
+    days: list[date] = field(default_factory=list)
+    versions: dict[str, int] = field(default_factory=dict)
+    rows_added: dict[str, int] = field(default_factory=dict)
+    rows_removed: dict[str, int] = field(default_factory=dict)
+    maintenance: dict[str, int] = field(default_factory=dict)
+
+
+def lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
+    raw = commit.get("runlake")
+    if not raw:
+        return {}
+    try:
+        meta = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}

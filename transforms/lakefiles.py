@@ -1,0 +1,146 @@
+"""The lake's data files as SQL reads them, and what their statistics say: which input files
+(`source_file`) a data file holds, and the days and runs it can be skipped for."""
+
+import bisect
+import json
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from transforms.schemas import TABLES
+
+PARTITION = "month"
+MANIFEST = "ingest_files"
+DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
+STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
+"""The columns whose minimum and maximum each data file records (`file_stats`): which input files
+a data file holds, and the days and runs it can be skipped for."""
+
+def month_of(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def duckdb_type(t: pa.DataType) -> str:
+    """The DuckDB type of an Arrow type used in the lake schemas."""
+    if pa.types.is_list(t):
+        return duckdb_type(t.value_type) + "[]"
+    mapping = {
+        pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
+        pa.bool_(): "BOOLEAN", pa.date32(): "DATE", pa.binary(): "BLOB",
+    }
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ"
+    return mapping[t]
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal (for file paths in DDL and delta-rs predicates, which take no
+    parameters)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def empty_select(table: str) -> str:
+    cols = ", ".join(f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
+                     for c in TABLES[table].columns)
+    return f"SELECT {cols} WHERE false"
+
+
+def files_sql(files: list[str], table: str, present: Iterable[str] | None = None) -> str:
+    """SQL reading `table` from these Parquet files, typed even when there are none. A column
+    that no file has (written before the column existed) reads as a typed null; with `present`
+    None every column is taken to be in some file."""
+    if not files:
+        return empty_select(table)
+    have = set(present) if present is not None else None
+    cols = ", ".join(c.name if have is None or c.name in have
+                     else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
+                     for c in TABLES[table].columns)
+    listing = ", ".join(sql_str(f) for f in files)
+    # No Hive partitioning: a `name=value` folder anywhere in the path (the home's own, or
+    # the tables' month=) must never become a column value; `month` is not a column here.
+    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true, " \
+        "hive_partitioning = false)"
+
+
+def scan_sql(folder: Path, table: str) -> str:
+    """SQL reading staged parts (folder/<table>/month=*/*.parquet) of one ingest: this
+    version of runlake wrote them, so each has every column of the table."""
+    return files_sql(sorted(str(p) for p in (folder / table).glob(f"{PARTITION}=*/*.parquet")),
+                     table)
+
+
+def in_predicate(values: list[str]) -> str:
+    return "source_file IN (" + ", ".join(sql_str(v) for v in values) + ")" if values \
+        else "false"
+
+
+def holding(dt: Any, sources: set[str]) -> tuple[list[tuple[str, int, str]], bool, int]:
+    """The files of `dt` that hold rows of `sources`: (files holding only such rows, as
+    (path, size, month); whether some file mixes them with others' rows; rows in the first)."""
+    if not sources:
+        return [], False, 0
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return [], False, 0
+    lo = actions.column("min.source_file").to_pylist() \
+        if "min.source_file" in actions.column_names else [None] * actions.num_rows
+    hi = actions.column("max.source_file").to_pylist() \
+        if "max.source_file" in actions.column_names else [None] * actions.num_rows
+    paths = actions.column("path").to_pylist()
+    sizes = actions.column("size_bytes").to_pylist()
+    rows = actions.column("num_records").to_pylist()
+    months = actions.column(f"partition.{PARTITION}").to_pylist()
+    ordered = sorted(sources)
+    whole, mixed, n = [], False, 0
+    for path, size, nrows, month, a, b in zip(paths, sizes, rows, months, lo, hi, strict=True):
+        if a is None or b is None:
+            mixed = True  # no statistics: cannot tell, so treat as mixed
+            continue
+        i = bisect.bisect_left(ordered, a)
+        if i == len(ordered) or ordered[i] > b:
+            continue  # no source of ours lies within [a, b]
+        if a == b:
+            whole.append((path, int(size), month))
+            n += int(nrows or 0)
+        else:
+            mixed = True
+    return whole, mixed, n
+
+
+def file_stats(meta: pq.FileMetaData) -> str:
+    """Delta statistics of a data file: its row count and, for the columns that prune
+    (source_file, day, run_id), exact minimum, maximum and null count."""
+    out: dict[str, Any] = {"numRecords": meta.num_rows, "minValues": {}, "maxValues": {},
+                           "nullCount": {}}
+    schema = meta.schema.to_arrow_schema()
+    for name in STATS_COLUMNS:
+        if name not in schema.names:
+            continue
+        i = schema.get_field_index(name)
+        lo = hi = None
+        nulls = 0
+        ok = True
+        for g in range(meta.num_row_groups):
+            st = meta.row_group(g).column(i).statistics
+            if st is None or not st.has_min_max:
+                if st is not None and st.null_count == meta.row_group(g).num_rows:
+                    nulls += st.null_count
+                    continue
+                ok = False
+                break
+            nulls += st.null_count or 0
+            lo = st.min if lo is None else min(lo, st.min)
+            hi = st.max if hi is None else max(hi, st.max)
+        if not ok:
+            continue
+        out["nullCount"][name] = nulls
+        if lo is not None:
+            if isinstance(lo, date):
+                lo, hi = lo.isoformat(), hi.isoformat()  # type: ignore[union-attr]
+            out["minValues"][name] = lo
+            out["maxValues"][name] = hi
+    return json.dumps(out)
