@@ -17,17 +17,11 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from transforms import db, doctor, models, registry, warehouse
+from transforms.dates import date_folder
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, scan_sql
 from transforms.normalize.columns import ColumnBuffers
-from transforms.readers import (
-    DEFAULT_BLOCK_BYTES,
-    READABLE_KINDS,
-    BlockReader,
-    InputFile,
-    date_folder,
-    discover,
-    file_sha256,
-)
+from transforms.readers import DEFAULT_BLOCK_BYTES, READABLE_KINDS, BlockReader, InputFile, discover
+from transforms.streams import file_sha256
 from transforms.worker import BlockResult, BlockTask, process_batch
 
 Progress = Callable[[int], None]

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from transforms.readers import InputFile, date_folder, discover, file_sha256
+from transforms.dates import date_folder
+from transforms.readers import InputFile, discover
+from transforms.streams import file_sha256
 
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 

@@ -10,17 +10,12 @@ that overflow a double and nesting deeper than 1,024 levels are rejected (quaran
 (transforms.jsontext), for the readers to store as JSON text or flag where a count is expected.
 """
 
-import errno
 import gzip
-import hashlib
 import io
 import os
-import re
 import stat
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -28,6 +23,15 @@ import orjson
 
 from transforms import jsontext
 from transforms.errors import InputError
+from transforms.streams import (
+    NOT_REGULAR,
+    READ_BYTES,
+    HashingReader,
+    ZstdStream,
+    open_regular,
+    reason,
+    stream_errors,
+)
 
 Kind = Literal["responses", "spans", "otlp", "durable"]
 """How a file is read (formats.md §4): response JSONL, span JSONL, OTLP/JSON lines, durable
@@ -38,7 +42,6 @@ READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable", "otlp")
 
 BOM = b"\xef\xbb\xbf"
 DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
-READ_BYTES = 1024 * 1024
 
 _SUFFIX_KIND = {
     ".responses.jsonl": "responses",
@@ -48,8 +51,6 @@ _SUFFIX_KIND = {
     ".durable.jsonl": "durable",
 }
 _COMPRESSION = {".gz": "gzip", ".zst": "zstd"}
-_DATE_DIR = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 QuarantineCode = Literal["invalid_utf8", "nul_byte", "invalid_json", "not_an_object",
                          "unrecognized_record"]
@@ -104,55 +105,6 @@ def source_name(path: Path) -> str:
     return path.resolve().as_posix()
 
 
-FIRST_DAY = date(2, 1, 1)
-LAST_DAY = date(9998, 12, 31)
-"""The days rows are dated within: Python's calendar (years 1 to 9999) less a year at either
-end, the room the warehouse needs for the week and the day either side it computes around
-every day. A timestamp outside is flagged and left empty; a date folder or batch_id outside
-dates nothing."""
-
-
-def in_range(day: date) -> bool:
-    """Whether rows may be dated `day` (FIRST_DAY to LAST_DAY)."""
-    return FIRST_DAY <= day <= LAST_DAY
-
-
-def in_utc(ts: datetime, what: str, bad: list[str]) -> datetime | None:
-    """An aware timestamp in UTC when its day is in range, else None with the reason (naming
-    the field as `what` says) added to `bad`."""
-    try:
-        utc = ts.astimezone(UTC)
-    except OverflowError:  # 0001-01-01T00:00:00+01:00 falls in the year 0
-        utc = None
-    if utc is None or not in_range(utc.date()):
-        bad.append(f"{what} is out of range (UTC days {FIRST_DAY} to {LAST_DAY})")
-        return None
-    return utc
-
-
-def _ymd(m: re.Match[str]) -> date | None:
-    try:
-        day = date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return None
-    return day if in_range(day) else None
-
-
-def date_folder(path: Path) -> date | None:
-    """The date of the nearest `YYYY-MM-DD` folder above the file (landing/2026-11-21/x.jsonl)."""
-    for parent in path.parents:
-        m = _DATE_DIR.match(parent.name)
-        if m:
-            return _ymd(m)
-    return None
-
-
-def date_prefix(text: str) -> date | None:
-    """A date at the start of a string such as a batch_id (`2026-11-21`, `2026-11-21-nightly`)."""
-    m = _DATE_PREFIX.match(text)
-    return _ymd(m) if m else None
-
-
 Skipped = list[tuple[str, str]]
 """Paths a discovery passed over that the user should hear of: (path, reason)."""
 
@@ -191,7 +143,6 @@ def discover(paths: list[Path], kind: str | None = None,
     return sorted(found.values(), key=lambda x: x.source_file)
 
 
-NOT_REGULAR = "not a regular file"
 
 
 def _walk(root: Path, skip: Callable[[Path, str], None]
@@ -245,23 +196,6 @@ def _walk(root: Path, skip: Callable[[Path, str], None]
                 skip(path, NOT_REGULAR)
 
 
-def open_regular(path: Path) -> IO[bytes]:
-    """`path` opened for reading when it is a regular file; anything else (a FIFO, which a
-    plain open would wait on forever, put in a file's place) is refused with an OSError."""
-    def nonblocking(name: str, flags: int) -> int:
-        return os.open(name, flags | os.O_NONBLOCK)
-
-    f = open(path, "rb", opener=nonblocking)  # noqa: SIM115 - returned open
-    try:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
-        os.set_blocking(f.fileno(), True)
-    except BaseException:
-        f.close()
-        raise
-    return f
-
-
 def _looks_like_data(path: Path) -> bool:
     """Worth listing from a folder walk even when its kind is unknown: JSON(L) data, also
     under a compression runlake does not read (listed, with the reason)."""
@@ -269,159 +203,6 @@ def _looks_like_data(path: Path) -> bool:
     for ext in (".gz", ".zst", ".bz2", ".xz", ".zip", ".lz4"):
         name = name.removesuffix(ext)
     return name.endswith((".jsonl", ".json", ".ndjson"))
-
-
-class _HashingReader(io.RawIOBase):
-    """Reads a file and hashes every byte that passes, so the stored file is read once."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        self._raw = raw
-        self.sha256 = hashlib.sha256()
-        self.bytes_read = 0
-        self.watch: Callable[[memoryview], None] | None = None
-        """Also shown every byte that passes (the zstd frame layout follows them)."""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
-        if n:
-            view = memoryview(buffer)[:n]
-            self.sha256.update(view)
-            self.bytes_read += n
-            if self.watch is not None:
-                self.watch(view)
-        return n or 0
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open_regular(path) as f:
-        while chunk := f.read(4 * 1024 * 1024):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-ZSTD_MAGIC = 0xFD2FB528
-SKIPPABLE_MAGIC = 0x184D2A50
-"""Skippable frames have magic 0x184D2A50 to 0x184D2A5F."""
-ZSTD_BLOCK = 128 * 1024
-"""The most a zstd block holds once decompressed."""
-
-
-class _ZstdFrames:
-    """Follows the frame layout of a zstd stream (RFC 8878 §3.1) as its stored bytes pass,
-    without decompressing: frame headers and block headers are read, block contents skipped.
-    Tells whether the stream ends between frames, as gzip tells a stream that ends before
-    its end-of-stream marker."""
-
-    def __init__(self) -> None:
-        self._state = "magic"
-        self._need = 4
-        self._head = b""
-        self._skip = 0
-        self._checksum = False
-        self.offset = 0
-        self.foreign_at: int | None = None
-        """Offset of bytes that begin no zstd frame, if any were met."""
-
-    @property
-    def between_frames(self) -> bool:
-        return self._state == "magic" and not self._head and not self._skip
-
-    def feed(self, data: memoryview) -> None:
-        i, n = 0, len(data)
-        while i < n and self.foreign_at is None:
-            if self._skip:
-                k = min(self._skip, n - i)
-                self._skip -= k
-                i += k
-                continue
-            k = min(self._need - len(self._head), n - i)
-            self._head += bytes(data[i:i + k])
-            i += k
-            if len(self._head) == self._need:
-                self._header(int.from_bytes(self._head, "little"), self.offset + i)
-                self._head = b""
-        self.offset += n
-
-    def _header(self, v: int, end: int) -> None:
-        state = self._state
-        if state == "magic":
-            if v == ZSTD_MAGIC:
-                self._state, self._need = "descriptor", 1
-            elif v & 0xFFFFFFF0 == SKIPPABLE_MAGIC:
-                self._state, self._need = "skippable", 4
-            else:
-                self.foreign_at = end - 4
-        elif state == "skippable":
-            self._skip = v
-            self._state, self._need = "magic", 4
-        elif state == "descriptor":
-            single = (v >> 5) & 1
-            self._checksum = bool(v & 4)
-            self._skip = (0 if single else 1) + (0, 1, 2, 4)[v & 3] \
-                + ((1 if single else 0), 2, 4, 8)[v >> 6]
-            self._state, self._need = "block", 3
-        else:  # a block header: last-block bit, type (1: one byte repeated), size
-            self._skip = 1 if (v >> 1) & 3 == 1 else v >> 3
-            if v & 1:
-                self._skip += 4 if self._checksum else 0
-                self._state, self._need = "magic", 4
-
-
-class _ZstdStream:
-    """A zstd file read across its frames, which, like a gzip file, raises EOFError when the
-    file ends inside a frame (zstandard's own reader returns what it has and stops)."""
-
-    def __init__(self, hasher: _HashingReader, buffered: IO[bytes]) -> None:
-        import zstandard
-
-        self._frames = _ZstdFrames()
-        hasher.watch = self._frames.feed
-        self._buffered = buffered
-        self._reader = zstandard.ZstdDecompressor().stream_reader(
-            buffered, read_across_frames=True)
-
-    def read1(self, size: int) -> bytes:
-        # At most a block's worth at a time: what a call decompressed is lost when it meets
-        # a damaged block, so the lines before the damage are kept to within one block.
-        return self._checked(self._reader.read1(min(size, ZSTD_BLOCK)))
-
-    def read(self, size: int) -> bytes:
-        return self._checked(self._reader.read(size))
-
-    def _checked(self, data: bytes) -> bytes:
-        if data:
-            return data
-        while self._buffered.read(READ_BYTES):  # what the decompressor left, if anything
-            pass
-        if self._frames.foreign_at is not None:
-            raise ValueError(f"not zstd data at byte {self._frames.foreign_at:,}")
-        if not self._frames.between_frames:
-            raise EOFError("Compressed file ended before the end-of-frame marker was reached")
-        return data
-
-
-def _stream_errors(compression: str) -> tuple[type[BaseException], ...]:
-    """What reading a stored file can raise when it is damaged or cut, or its disk fails."""
-    errors: tuple[type[BaseException], ...] = (OSError, EOFError, ValueError, zlib.error)
-    if compression == "zstd":
-        import zstandard
-
-        errors += (zstandard.ZstdError,)
-    return errors
-
-
-def _reason(e: BaseException) -> str:
-    """Why a read stopped, as `ingest_files.error` and `runlake validate` say it."""
-    name = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
-    return f"{name}: {e}"
 
 
 @dataclass
@@ -440,7 +221,7 @@ class BlockReader:
     def __init__(self, f: InputFile, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
         self.file = f
         self.block_bytes = block_bytes
-        self._hasher = _HashingReader(open_regular(f.path))
+        self._hasher = HashingReader(open_regular(f.path))
         self.error: str | None = None
         """Why the file could not be read to its end (a corrupt or cut compressed stream, a
         failing disk); the blocks before it are kept."""
@@ -459,7 +240,7 @@ class BlockReader:
         if self.file.compression == "gzip":
             return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
         if self.file.compression == "zstd":
-            return _ZstdStream(self._hasher, buffered)  # type: ignore[return-value]
+            return ZstdStream(self._hasher, buffered)  # type: ignore[return-value]
         return buffered
 
     def _drain(self) -> None:
@@ -468,7 +249,7 @@ class BlockReader:
             while self._hasher.read(1024 * 1024):
                 pass
         except OSError as e:
-            self.error = self.error or _reason(e)
+            self.error = self.error or reason(e)
 
     def __iter__(self) -> Iterator[Block]:
         if self.file.whole_document:
@@ -478,7 +259,7 @@ class BlockReader:
         pending: list[bytes] = []
         size = 0
         step = min(self.block_bytes, READ_BYTES)
-        errors = _stream_errors(self.file.compression)
+        errors = stream_errors(self.file.compression)
         try:
             stream = self._stream()
             # read1 hands over what is decompressed so far, so a cut stream loses no whole line.
@@ -488,7 +269,7 @@ class BlockReader:
                     chunk = read(step)
                 except errors as e:
                     # A corrupt or cut compressed stream: keep what was read, say why it ended.
-                    self.error = _reason(e)
+                    self.error = reason(e)
                     chunk = b""
                 if chunk:
                     pending.append(chunk)
@@ -513,7 +294,7 @@ class BlockReader:
 
     def _whole(self) -> Iterator[Block]:
         """The whole (decompressed) file as one block; empty files yield nothing."""
-        errors = _stream_errors(self.file.compression)
+        errors = stream_errors(self.file.compression)
         try:
             stream = self._stream()
             parts = []
@@ -521,7 +302,7 @@ class BlockReader:
                 try:
                     chunk = stream.read(READ_BYTES)
                 except errors as e:
-                    self.error = _reason(e)
+                    self.error = reason(e)
                     break
                 if not chunk:
                     break

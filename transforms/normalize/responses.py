@@ -12,10 +12,11 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from transforms import jsontext
+from transforms.dates import date_prefix, in_utc
 from transforms.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
-from transforms.readers import date_prefix, describe, in_utc, json_type
+from transforms.readers import describe, json_type
 from transforms.registry import Registry
 
 FINAL_RESPONSE_LIMIT = 50_000

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from transforms import jsontext
+from transforms.dates import in_utc
 from transforms.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import (
@@ -20,7 +21,7 @@ from transforms.normalize.transcript import (
     TranscriptNormalizer,
     message_key,
 )
-from transforms.readers import describe, in_utc
+from transforms.readers import describe
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ERROR_MESSAGE_LIMIT = 1024
