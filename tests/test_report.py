@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,103 @@ def test_bidi_controls_from_traces_cannot_reorder_the_page() -> None:
 
     assert esc("gpt\u202e<b>4o") == "gptU+202E&lt;b&gt;4o"
     assert esc("\u2066x\u2069") == "U+2066xU+2069"
+
+
+PAYLOADS = ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "</textarea>",
+            "{{7*7}}"]
+ALL_PAYLOADS = "".join(PAYLOADS)
+
+
+class _Page(HTMLParser):
+    """The elements, attributes and text of a page as a browser's parser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attrs: list[tuple[str, str]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs += [(name, value or "") for name, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+REPORT_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2",
+               "h3", "h4", "p", "section", "div", "span", "b", "code", "table", "tr", "th", "td",
+               "dl", "dt", "dd", "ul", "ol", "li", "details", "summary", "pre", "svg", "line",
+               "text", "polygon", "polyline", "circle", "footer"}
+REPORT_ATTRS = {"lang", "charset", "name", "content", "http-equiv", "class", "style", "viewbox",
+                "width", "height", "role", "x1", "x2", "y1", "y2", "x", "y", "text-anchor",
+                "points", "cx", "cy", "r", "fill", "stroke", "stroke-width"}
+
+
+def test_hostile_names_ids_responses_and_arguments_stay_text(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """Markup, a closing tag, an attribute breakout, a template expression and a bidi control
+    in the agent, model, test case id, final response, tool name and arguments: each is on the
+    page as text (cards, tables, transcripts, chart labels and legends), and the parsed page
+    holds only the report's own elements and attributes."""
+    def run(rid: str, day: str, status: str) -> dict[str, Any]:
+        return {"run_id": rid, "agent": PAYLOADS[0] + "\u202e" + PAYLOADS[3],
+                "test_case_id": PAYLOADS[2] + PAYLOADS[3], "started_at": f"{day}T10:00:00Z",
+                "outcome": {"status": status},
+                "response": {"final_response": ALL_PAYLOADS,
+                             "metadata": {"model": PAYLOADS[1], "total_input_tokens": 900,
+                                          "total_output_tokens": 100,
+                                          "agent_runtime_ms": 1500},
+                             "messages": [
+                                 {"role": "user", "content": ALL_PAYLOADS},
+                                 {"role": "assistant", "content": None, "tool_calls": [
+                                     {"id": "c1", "name": "lookup" + PAYLOADS[1],
+                                      "arguments": {"q": ALL_PAYLOADS}}]},
+                                 {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                                 {"role": "assistant", "content": ALL_PAYLOADS}]}}
+
+    ingest([write_lines([run("h1", "2026-11-18", "passed"), run("h2", "2026-11-19", "passed"),
+                         run("h3", "2026-11-20", "failed")])], home)
+    page = write_report(home).path.read_text()
+    parsed = _Page()
+    parsed.feed(page)
+    parsed.close()
+    assert parsed.tags <= REPORT_TAGS, parsed.tags - REPORT_TAGS
+    assert {name for name, _ in parsed.attrs} <= REPORT_ATTRS
+    assert not [v for _, v in parsed.attrs if "alert" in v or "<" in v or "{{" in v]
+    text = "".join(parsed.text)
+    # Each one shows as itself: the agent (its bidi control spelled out), the model, the test
+    # case id, the final response and the transcript, and the tool's arguments (as JSON).
+    assert "<script>alert(1)</script>U+202E{{7*7}} · \"><img src=x onerror=alert(1)>" in text
+    assert "</textarea>{{7*7}}" in text
+    assert "lookup\"><img src=x onerror=alert(1)>" in text  # the transcript and tool shares
+    # The trend charts' legends and point labels name the agent and model too.
+    assert page.count('<span class="swatch" style="background:#2563eb"></span>&lt;script&gt;') == 3
+    assert re.search(r"<title>&lt;script&gt;[^<]* 2026-11-20: 1,000</title>", page)
+    assert text.count(ALL_PAYLOADS) >= 3
+    assert '{"q":"<script>alert(1)</script>\\"><img src=x onerror=alert(1)></textarea>' \
+           '{{7*7}}"}' in text
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", page)
+    # Escaped in the source, not only parsed as text by a forgiving parser.
+    for escaped in ("&lt;script&gt;alert(1)&lt;/script&gt;",
+                    "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;", "&lt;/textarea&gt;"):
+        assert escaped in page
+
+
+def test_templates_escape_every_value() -> None:
+    """Autoescaping is on for every template whatever its name, values pass the bidi rule
+    first, and nothing in the templates or the report's code marks text safe."""
+    from transforms.report.page import environment
+
+    env = environment()
+    assert env.from_string("{{ x }}").render(x="<b a='1'>\u202e") == \
+        "&lt;b a=&#39;1&#39;&gt;U+202E"
+    templates = REPO / "transforms" / "templates" / "report"
+    assert {p.name for p in templates.iterdir()} >= {"nightly.html", "charts.html",
+                                                     "runs.html", "report.css"}
+    for path in templates.iterdir():
+        text = path.read_text()
+        assert not re.search(r"\|\s*safe|autoescape\s+false|Markup", text), path
+    for path in (REPO / "transforms" / "report").glob("*.py"):
+        calls = re.findall(r"Markup\(", path.read_text())
+        assert calls == (["Markup("] if path.name == "fmt.py" else []), path

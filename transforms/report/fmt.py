@@ -1,0 +1,76 @@
+"""How the report writes text and figures: the one rule for trace text, percentages,
+p-values, axis numbers and Markdown cells."""
+
+import html
+import math
+import re
+from typing import Any
+
+from markupsafe import Markup
+
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _unbidi(text: str) -> str:
+    return _BIDI.sub(lambda m: f"U+{ord(m[0]):04X}", text)
+
+
+def plain(value: Any) -> Any:
+    """What the page shows for a value: None as nothing and every bidi control (which could
+    reorder the text around it) as U+XXXX. The templates pass every `{{ … }}` through this
+    before autoescaping; markup the templates built themselves (a macro's output) stays
+    markup, its bidi controls spelled out all the same."""
+    if isinstance(value, Markup):
+        return Markup(_unbidi(value))
+    if value is None:
+        return ""
+    return _unbidi(str(value))
+
+
+def esc(value: Any) -> str:
+    """Text for HTML and SVG, quotes included: nothing a trace holds can become markup, and
+    no bidi control from a trace can reorder the text around it (shown as U+XXXX). The
+    templates apply the same rule by themselves (`plain`, then autoescaping)."""
+    return html.escape(_unbidi("" if value is None else str(value)), quote=True)
+
+
+def pct(v: float | None, signed: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v * 100:+.0f}%" if signed else f"{v * 100:.0f}%"
+
+
+def p_value(v: float | None) -> str:
+    if v is None:
+        return "–"
+    if v < 0.0001:
+        return f"{v:.1e}"
+    return f"{v:.4f}" if v < 0.01 else f"{v:.3f}"
+
+
+def num(v: float) -> str:
+    """An axis or point value: 12k, 950, 3.5, or two significant digits below 1."""
+    if abs(v) >= 10_000:
+        return f"{v / 1000:,.0f}k"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if 0 < abs(v) < 1:
+        return f"{v:.2g}"  # costs per run in dollars: 0.0042, not 0.0
+    return f"{v:,.1f}"
+
+
+def usd_change(row: dict[str, Any]) -> str:
+    """Cost per run, baseline → latest, with the change."""
+    before, after = row["baseline_cost_usd_per_run"], row["latest_cost_usd_per_run"]
+    if before is None and after is None:
+        return "–"
+    usd = lambda v: "–" if v is None else f"${v:,.4f}"  # noqa: E731
+    return f"{usd(before)} → {usd(after)} ({pct(row['cost_usd_per_run_pct_change'], True)})"
+
+
+def md(value: Any, most: int = 80) -> str:
+    """A Markdown table cell or inline text: its markup characters escaped, on one line."""
+    text = "" if value is None else str(value)
+    for ch in "\\|`*_[]<>#":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("\n", " ")[:most]

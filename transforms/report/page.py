@@ -1,0 +1,128 @@
+"""The page: the report's rows and charts rendered by `templates/report/nightly.html`.
+
+The templates are Jinja2 with autoescaping on for every template, and every `{{ … }}` first
+goes through `fmt.plain` (None as nothing, bidi controls shown as U+XXXX): text from a trace
+is written as text wherever it lands, in HTML, in an attribute or in an SVG label, without a
+hand-called escape. Nothing here marks a string safe; only the templates' own macros (whose
+values are escaped inside them) are inserted as markup.
+"""
+
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from transforms import nightly
+from transforms.report import charts, queries
+from transforms.report.fmt import p_value, pct, plain, usd_change
+from transforms.report.queries import MAX_FLIPS, ReportData
+from transforms.report.summary import ReportSummary
+
+MAX_MESSAGE_CHARS = 4_000
+"""A transcript message is cut after this many characters (the rest is counted)."""
+
+TEMPLATE = "report/nightly.html"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The templates under transforms/templates/, autoescaped whatever their name."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("transforms", "templates"),
+        autoescape=True, finalize=plain, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(pct=pct, p=p_value, usd_change=usd_change, fmt=format)
+    env.globals.update(reason_words=nightly.REASON_WORDS, max_flips=MAX_FLIPS,
+                       max_message_chars=MAX_MESSAGE_CHARS)
+    return env
+
+
+@dataclass
+class PassRateCard:
+    agent: str
+    model: str
+    flagged: bool
+    chart: charts.PassRateChart
+
+
+@dataclass
+class FlagRow:
+    code: str
+    severity: str
+    per_day: float
+    latest: int
+    new: bool
+    """Findings on the latest day and none in the baseline."""
+    worse: bool
+    """At least 3 on the latest day and more than twice the baseline's daily mean."""
+
+
+def pass_rate_cards(data: ReportData) -> list[PassRateCard]:
+    """One chart per agent × model with a graded run in the window, in the verdict's order;
+    a pair whose pass rate fell significantly is flagged."""
+    v = data.verdict
+    flagged = {(r.agent, r.model) for r in v.by_reason("pass_rate")}
+    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in data.rates:
+        by_pair.setdefault((r["agent"], r["model"]), []).append(r)
+    out = []
+    for p in ((r.agent, r.model) for r in v.pairs):
+        series = by_pair.get(p, [])
+        if any(r["pass_rate"] is not None for r in series):
+            out.append(PassRateCard(p[0], p[1], p in flagged,
+                                    charts.pass_rate_chart(series, data.days, p in flagged)))
+    return out
+
+
+def flag_rows(rows: list[dict[str, Any]], n_baseline_days: int) -> list[FlagRow]:
+    out = []
+    for r in rows:
+        per_day = (r["baseline"] or 0) / max(1, n_baseline_days)
+        latest = r["latest"] or 0
+        out.append(FlagRow(r["code"], r["severity"], per_day, latest,
+                           new=bool(latest and not r["baseline"]),
+                           worse=latest > 2 * per_day and latest >= 3))
+    return out
+
+
+def summarize(data: ReportData, path: Path) -> ReportSummary:
+    return ReportSummary(path=path, verdict=data.verdict, n_runs_latest=data.n_runs_latest,
+                         n_flips=len(data.flips),
+                         n_pass_to_fail=sum(f["direction"] == "pass_to_fail"
+                                            for f in data.flips),
+                         n_flaky=len(data.flaky))
+
+
+def render(data: ReportData, now: datetime | None = None) -> str:
+    """The page's HTML."""
+    return environment().get_template(TEMPLATE).render(
+        latest=data.latest, start=data.start, end=data.end, verdict=data.verdict,
+        n_runs_latest=data.n_runs_latest,
+        n_pass_to_fail=sum(f["direction"] == "pass_to_fail" for f in data.flips),
+        flips=data.flips, flaky=data.flaky, runs=data.runs,
+        pass_rate_charts=pass_rate_cards(data),
+        tokens=charts.trend_chart(charts.series(data.tokens), data.days, ""),
+        cost=charts.trend_chart(charts.series(data.cost), data.days, ""),
+        runtime=charts.trend_chart(charts.series(data.runtime), data.days, " ms"),
+        shares=charts.share_bars(data.shares),
+        flags=flag_rows(data.flags, data.baseline_days),
+        generated=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
+        warehouse_name=data.warehouse_name) + "\n"
+
+
+def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
+                 now: datetime | None = None) -> ReportSummary:
+    """Write home/reports/nightly-<day>.html (atomically) and return what it says."""
+    data = queries.read(home, day, baseline_days)
+    summary = summarize(data, home / "reports" / f"nightly-{data.latest.isoformat()}.html")
+    page = render(data, now)
+    summary.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = summary.path.with_name(f".{summary.path.name}.{uuid.uuid4().hex}")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, summary.path)
+    return summary
