@@ -38,6 +38,7 @@ test: install
 lint: install
 	$(BIN)/ruff check transforms pipelines tests bench data_samples
 	$(BIN)/mypy transforms pipelines
+	$(BIN)/sqlfluff lint sql
 
 bench: install
 	$(BIN)/python bench/ingest.py --mb 200

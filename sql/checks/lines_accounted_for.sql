@@ -14,13 +14,15 @@ quarantined as (
     group by source_file
 ),
 
+run_lines as (
+    select source_file from staging.stg_runs
+    union all
+    select source_file from staging.stg_superseded_runs
+),
+
 run_rows as (
     select source_file, count(*) as n
-    from (
-        select source_file from staging.stg_runs
-        union all
-        select source_file from staging.stg_superseded_runs
-    )
+    from run_lines
     group by source_file
 ),
 

@@ -29,10 +29,14 @@ read_flags as (
         on read_flags.run_id is null and read_flags.span_id = span_runs.span_id
 ),
 
+runs as (
+    select run_id, day from staging.stg_runs
+),
+
 located as (
     select read_flags.*, runs.day as run_day
     from read_flags
-    left join (select run_id, day from staging.stg_runs) as runs
+    left join runs
         on read_flags.run_id = runs.run_id and within_reach(runs.day, read_flags.day)
 ),
 
@@ -48,8 +52,8 @@ keyed as (
         count(*) over finding as n_seen,
         row_number() over (
             finding
-            order by source = 'response' desc, source_file, source_line, span_id nulls first,
-                     message_index, call_index, detail
+            order by source = 'response' desc, source_file asc, source_line asc,
+                     span_id asc nulls first, message_index asc, call_index asc, detail asc
         ) as observation
     from located
     where finding_key is not null and finding_scope is not null

@@ -68,13 +68,13 @@ groups as (
 registered as (
     select distinct groups.day, groups.agent, groups.model, registry.tool_name
     from groups
-    inner join registry on registry.agent = groups.agent or registry.agent = '*'
+    inner join registry on groups.agent = registry.agent or registry.agent = '*'
 ),
 
 covered_agents as (
     select distinct groups.agent
     from groups
-    inner join registry on registry.agent = groups.agent or registry.agent = '*'
+    inner join registry on groups.agent = registry.agent or registry.agent = '*'
 ),
 
 keys as (

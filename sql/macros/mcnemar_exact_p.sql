@@ -6,6 +6,8 @@ create or replace macro mcnemar_exact_p(b, c) as
         when coalesce(b, 0) + coalesce(c, 0) = 0 then 1.0
         else least(1.0, 2 * list_sum(list_transform(
             range(0, least(b, c) + 1),
-            lambda i: exp(lgamma(b + c + 1) - lgamma(i + 1) - lgamma(b + c - i + 1) - (b + c) * ln(2))
+            lambda i: exp(
+                lgamma(b + c + 1) - lgamma(i + 1) - lgamma(b + c - i + 1) - (b + c) * ln(2)
+            )
         )))
     end

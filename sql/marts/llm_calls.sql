@@ -1,8 +1,8 @@
--- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else the one run
--- sharing its trace_id (linked_by says which); model as the source wrote it and canonical_model
--- (canonical_model()); price is the source's, else the call's tokens at the price table's
--- rates for its canonical model, cached input tokens at the cached rate (price_source: source,
--- table, or null when neither prices it).
+-- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else the one
+-- run sharing its trace_id within a day (linked_by says which); model as the source wrote it and
+-- canonical_model (canonical_model()); price is the source's, else the call's tokens at the price
+-- table's rates for its canonical model, cached input tokens at the cached rate (price_source:
+-- source, table, or null when neither prices it).
 -- Grain: one row per LLM call (a span's log_request).
 create or replace view llm_calls as
 with rows_ as (

@@ -1,13 +1,13 @@
--- Purpose: what changed for each agent and model between a baseline (the baseline_days days
--- before on_day; null arguments: the latest day with runs, 7 days) and on_day. Pass rate over
--- graded runs on each side with a two-sided two-proportion z-test (significant: p below
--- significance_level(), 0.01); beside it the exact McNemar test on the test cases graded on
--- both sides with a steady baseline (flaky cases counted apart), and drift: tokens per run, p95
--- runtime, truncation and contract-violation rates, flag codes seen on on_day and never in the
--- baseline, and cost per run (runs.cost_usd). Runs of any status count too: the error rate (status error over all runs) with a
--- one-sided two-proportion z-test that it rose, and a pair with baseline runs and none on
--- on_day is missing. regressed: a significant pass-rate drop, an error regression or a missing
--- pair; reasons lists which (pass_rate, error_rate, missing).
+-- Purpose: what changed for each agent and model between a baseline (the baseline_days days before
+-- on_day; null arguments: the latest day with runs, 7 days) and on_day. Pass rate over graded runs
+-- on each side with a two-sided two-proportion z-test (significant: p below significance_level(),
+-- 0.01); beside it the exact McNemar test on the test cases graded on both sides with a steady
+-- baseline (flaky cases counted apart), and drift: tokens per run, p95 runtime, truncation and
+-- contract-violation rates, flag codes seen on on_day and never in the baseline, and cost per run
+-- (runs.cost_usd). Runs of any status count too: the error rate (status error over all runs) with a
+-- one-sided two-proportion z-test that it rose, and a pair with baseline runs and none on on_day is
+-- missing. regressed: a significant pass-rate drop, an error regression or a missing pair; reasons
+-- lists which (pass_rate, error_rate, missing).
 -- Grain: one row per agent and model with runs on either side.
 create or replace macro regressions(on_day, baseline_days) as table
 with window_ as (
@@ -158,7 +158,7 @@ select
         as tokens_per_run_pct_change,
     pct_change(judged.latest_runtime_ms_p95, judged.baseline_runtime_ms_p95)
         as agent_runtime_ms_p95_pct_change,
-    coalesce(new_codes.new_flag_codes, []::varchar []) as new_flag_codes,
+    coalesce(new_codes.new_flag_codes, []::varchar[]) as new_flag_codes,
     judged.is_regression,
     judged.baseline_n_passed,
     judged.latest_n_passed,
