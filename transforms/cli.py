@@ -29,7 +29,7 @@ from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
-from transforms.readers import KINDS, READABLE_KINDS, discover, parse_line
+from transforms.readers import KINDS, READABLE_KINDS, discover
 from transforms.schemas import TABLES
 from transforms.settings import Settings
 
@@ -532,27 +532,6 @@ def schema_cmd(
     out.print_json(json.dumps(docs[fmt] if fmt else docs))
 
 
-def _explain_by_reader(kind: str, source_file: str, line_no: int, line: bytes,
-                       obj: dict[str, object]) -> list[str]:
-    """What the reader of a file says of one record: why it would be quarantined, else its
-    contract findings (warnings and errors) as `code: detail`."""
-    from transforms.flags import CATALOG
-    from transforms.normalize.columns import ColumnBuffers
-    from transforms.worker import NORMALIZERS, tripped
-
-    buffers = ColumnBuffers()
-    try:
-        reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
-    except Exception as e:  # noqa: BLE001 - as the ingest does: the line, never a traceback
-        reason = tripped(e)
-    if reason is not None:
-        return [f"unrecognized_record: {reason}"]
-    code_i, detail_i = (TABLES["flags"].names.index(c) for c in ("code", "detail"))
-    return [f"{r[code_i]}: {r[detail_i]}" for r in buffers.rows_of["flags"]
-            if CATALOG[r[code_i]].category == "contract"
-            and CATALOG[r[code_i]].severity != "info"]
-
-
 @app.command("validate")
 def validate_cmd(
     path: Annotated[Path, typer.Argument(
@@ -563,9 +542,7 @@ def validate_cmd(
     = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
-    from transforms.contracts.response import explain
-    from transforms.contracts.spans import explain_span_line
-    from transforms.readers import BlockReader, split_block
+    from transforms import validate
 
     if kind is not None and kind not in KINDS:
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
@@ -584,43 +561,18 @@ def validate_cmd(
               "kind); pass --kind", 2)
     bad = 0
     for f in files:
-        try:
-            reader = BlockReader(f)
-        except OSError as e:  # as the ingest does: named with the reason, the others read
+        for found in validate.check(f):
             bad += 1
-            out.print(f"{_printable(f.source_file)}: cannot read the file: "
-                      f"{_printable(e.strerror or str(e))}", style="bold", highlight=False,
-                      markup=False)
-            continue
-        for block in reader:
-            for line_no, _, line in split_block(block):
-                if not line.strip():
-                    continue
-                obj, code, message = parse_line(line)
-                problems: list[str] = []
-                if obj is None:
-                    problems = [f"{code}: {message}"]
-                else:
-                    # The contract's fields first, then what the reader finds beyond them
-                    # (strict-contract replies, metadata types, tool calls...).
-                    fields = explain_span_line(obj) if f.kind == "spans" else \
-                        explain(obj) if f.kind == "responses" else []
-                    problems = (fields + [p for p in _explain_by_reader(
-                        f.kind or "responses", f.source_file, line_no, line, obj)
-                        if not fields or not p.startswith("unrecognized_record")])[:5]
-                if problems:
-                    bad += 1
-                    out.print(f"{_printable(f.source_file)}:{line_no}", style="bold",
-                              highlight=False, markup=False)
-                    for p in problems:
-                        out.print(f"  {_printable(p)}", highlight=False, markup=False)
-                    if bad >= max_errors:
-                        raise typer.Exit(1)
-        if reader.error:  # a cut or corrupt compressed stream: what was read is above
-            bad += 1
-            out.print(f"{_printable(f.source_file)}: the file could not be read to its end "
-                      f"({reader.error})",
-                      style="bold", highlight=False, markup=False)
+            if found.line is None:
+                out.print(_printable(f"{found.source_file}: {found.problems[0]}"),
+                          style="bold", highlight=False, markup=False)
+                continue
+            out.print(f"{_printable(found.source_file)}:{found.line}", style="bold",
+                      highlight=False, markup=False)
+            for p in found.problems:
+                out.print(f"  {_printable(p)}", highlight=False, markup=False)
+            if bad >= max_errors:
+                raise typer.Exit(1)
     out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")
     raise typer.Exit(1 if bad else 0)
 

@@ -7,9 +7,11 @@ memory does not grow with the input.
 """
 
 import gc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -102,12 +104,11 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
         norm.use_registry(_REGISTRIES.setdefault(task.registry.sha256, task.registry))
     res = BlockResult()
     tables = list(buffers.rows_of.values())
-    for line_no, offset, line in split_block(task.block):
+    for line_no, offset, line, obj, code, message in records(task.block):
         res.lines += 1
-        if not line.strip():
+        if obj is None and code is None:
             res.blank += 1
             continue
-        obj, code, message = parse_line(line)
         if obj is not None:
             try:
                 reason = norm.add(line_no, line, obj)
@@ -129,6 +130,18 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
         res.quarantined += 1
     res.days = norm.days | ({task.file_day} if res.quarantined else set())
     return res, buffers
+
+
+def records(block: Block) -> Iterator[tuple[int, int, bytes, Any, str | None, str | None]]:
+    """Every line of a block with what the line rule makes of it: (line number, byte offset,
+    line, record or None, quarantine code, message); a blank line has neither record nor
+    code. The ingest and `runlake validate` read lines through this one loop."""
+    for line_no, offset, line in split_block(block):
+        if not line.strip():
+            yield line_no, offset, line, None, None, None
+            continue
+        obj, code, message = parse_line(line)
+        yield line_no, offset, line, obj, code, message
 
 
 def tripped(e: Exception) -> str:
