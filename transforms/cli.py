@@ -9,7 +9,7 @@ import re
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import duckdb
 import typer
@@ -24,6 +24,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from typer.core import TyperGroup
 
 from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
@@ -33,10 +34,44 @@ from transforms.readers import KINDS, READABLE_KINDS, discover
 from transforms.schemas import TABLES
 from transforms.settings import Settings
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="runlake: a local SQL warehouse of AI-agent test runs.")
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+
+
+def error_line(e: BaseException) -> tuple[str, int] | None:
+    """The one line and exit status a command's error is told with (None: not one of runlake's
+    errors, a bug to show whole): 2 for what the user passed, 1 for what went wrong."""
+    if isinstance(e, WarehouseError):
+        return f"the warehouse views could not be built: {_one_line(str(e))}", 1
+    if isinstance(e, RunlakeError):
+        return str(e), 2 if isinstance(e, InputError) else 1
+    if isinstance(e, FileNotFoundError) and e.filename is None:
+        return str(e), 2  # runlake's own: no warehouse yet, and what to run
+    if isinstance(e, OSError):  # a path that cannot be read or written
+        where = f"{e.filename}: " if e.filename else ""
+        return where + (e.strerror or str(e)), 1
+    if isinstance(e, duckdb.Error):  # a damaged warehouse or lake file
+        return (f"the warehouse or the lake could not be read: {_one_line(str(e))} (run "
+                "`runlake doctor` to check the lake and build the warehouse again)"), 1
+    return None
+
+
+class _OneLineErrors(TyperGroup):
+    """Every command's errors told in one line, once, here (not per command)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (RunlakeError, OSError, duckdb.Error) as e:
+            told = error_line(e)
+            if told is None:
+                raise
+            _fail(*told)
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  cls=_OneLineErrors,
+                  help="runlake: a local SQL warehouse of AI-agent test runs.")
 
 HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
                                               "[default: $RUNLAKE_HOME or ./warehouse]")]
@@ -45,11 +80,7 @@ PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
 def _settings() -> Settings:
     """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
-    try:
-        return settings.load()
-    except InputError as e:
-        _fail(str(e), 2)
-        raise  # unreachable: _fail exits
+    return settings.load()  # an InputError: told in one line (_OneLineErrors)
 
 
 def _home(home: Path | None) -> Path:
@@ -95,31 +126,24 @@ def ingest_cmd(
         _fail(f"--workers {workers} must be at least 1", 2)
     config = _settings()
     h = _home(home)
-    try:
-        total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
-        if total >= PROGRESS_MIN_BYTES and err.is_terminal:
-            with Progress("[progress.description]{task.description}", BarColumn(),
-                          DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-                          console=err, transient=True) as bar:
-                task = bar.add_task("ingesting", total=total)
-                report = ingest(paths, h, kind=kind, workers=workers or config.workers,
-                                progress=lambda n: bar.advance(task, n),
-                                tools=tools or config.tools,
-                                model_aliases=model_aliases or config.model_aliases,
-                                prices=prices or config.prices,
-                                retention_hours=config.retention_hours)
-        else:
+    total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
+    if total >= PROGRESS_MIN_BYTES and err.is_terminal:
+        with Progress("[progress.description]{task.description}", BarColumn(),
+                      DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                      console=err, transient=True) as bar:
+            task = bar.add_task("ingesting", total=total)
             report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+                            progress=lambda n: bar.advance(task, n),
                             tools=tools or config.tools,
                             model_aliases=model_aliases or config.model_aliases,
                             prices=prices or config.prices,
                             retention_hours=config.retention_hours)
-    except InputError as e:
-        _fail(str(e), 2)
-    except WarehouseError as e:
-        _fail(f"the warehouse views could not be built: {_one_line(str(e))}")
-    except RunlakeError as e:
-        _fail(str(e))
+    else:
+        report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+                        tools=tools or config.tools,
+                        model_aliases=model_aliases or config.model_aliases,
+                        prices=prices or config.prices,
+                        retention_hours=config.retention_hours)
     _print_report(report)
     if not report.files:
         _fail(f"no input files found in {', '.join(map(str, paths))}", 2)
@@ -211,14 +235,11 @@ def sql_cmd(
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
     h = _home(home)
-    try:
-        lake = Lake(h).root
-        if as_of is None:
-            con = warehouse.connect(h)
-        else:
-            con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
-    except (FileNotFoundError, InputError) as e:
-        _fail(str(e), 2)
+    lake = Lake(h).root
+    if as_of is None:
+        con = warehouse.connect(h)
+    else:
+        con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
     try:
         # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
         db.sandbox(con, [lake])
@@ -326,10 +347,7 @@ def _one_line(message: str) -> str:
 @app.command("views")
 def views_cmd(home: HomeOpt = None) -> None:
     """List the warehouse's tables and views with their grain and columns."""
-    try:
-        con = warehouse.connect(_home(home))
-    except FileNotFoundError as e:
-        _fail(str(e), 2)
+    con = warehouse.connect(_home(home))
     try:
         rows = con.execute(
             "SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) "
@@ -450,12 +468,7 @@ def report_cmd(
         except ValueError:
             _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
     config = _settings()
-    try:
-        summary = write_report(_home(home), when, baseline_days)
-    except FileNotFoundError as e:
-        _fail(str(e), 2)
-    except InputError as e:
-        _fail(str(e), 2)
+    summary = write_report(_home(home), when, baseline_days)
     v = summary.verdict
     say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
     say(f"{v.latest_day}: {summary.n_runs_latest} runs against {v.baseline_start} to "
@@ -547,10 +560,7 @@ def validate_cmd(
     if kind is not None and kind not in KINDS:
         _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
     skipped: list[tuple[str, str]] = []
-    try:
-        files = discover([path], kind, skipped)
-    except InputError as e:
-        _fail(str(e), 2)
+    files = discover([path], kind, skipped)
     _print_skipped(skipped)
     if not files:
         _fail(f"{path}: no input files", 2)
@@ -583,17 +593,3 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
-    except OSError as e:  # a path that cannot be read or written: one line, no traceback
-        where = f"{e.filename}: " if e.filename else ""
-        err.print(f"error: {_printable(where + (e.strerror or str(e)))}", highlight=False,
-                  markup=False)
-        sys.exit(1)
-    except duckdb.Error as e:  # a damaged warehouse or lake file
-        err.print(f"error: the warehouse or the lake could not be read: "
-                  f"{_printable(_one_line(str(e)))} "
-                  "(run `runlake doctor` to check the lake and build the warehouse again)",
-                  highlight=False, markup=False)
-        sys.exit(1)
-    except RunlakeError as e:  # anything else the user can act on
-        err.print(f"error: {_printable(str(e))}", highlight=False, markup=False)
-        sys.exit(2 if isinstance(e, InputError) else 1)
