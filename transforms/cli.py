@@ -8,6 +8,7 @@ import json
 import re
 import sys
 from datetime import date
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,7 +31,7 @@ from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
-from transforms.readers import KINDS, READABLE_KINDS, discover
+from transforms.readers import READABLE_KINDS, discover
 from transforms.schemas import TABLES
 from transforms.settings import Settings
 
@@ -77,6 +78,21 @@ HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
                                               "[default: $RUNLAKE_HOME or ./warehouse]")]
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
+class KindChoice(StrEnum):
+    """--kind: the kinds a file can be read as (readers.KINDS; typer lists and checks them)."""
+
+    responses = "responses"
+    spans = "spans"
+    otlp = "otlp"
+    durable = "durable"
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
 
 def _settings() -> Settings:
     """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
@@ -107,8 +123,8 @@ def _fail(message: str, code: int = 1) -> None:
 def ingest_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest.")],
     home: HomeOpt = None,
-    kind: Annotated[str | None, typer.Option(help=f"Read every file as this kind "
-                                             f"({', '.join(KINDS)}).")] = None,
+    kind: Annotated[KindChoice | None, typer.Option(
+        help="Read every file as this kind, whatever its name.")] = None,
     workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
     tools: Annotated[Path | None, typer.Option(
         help="Tool registry (tools.json or tools.yaml) to check tool calls against "
@@ -120,26 +136,25 @@ def ingest_cmd(
         help="Price table (YAML) extending the shipped one [default: $RUNLAKE_PRICES]")] = None,
 ) -> None:
     """Read trace files into the lake and rebuild the warehouse views."""
-    if kind is not None and kind not in KINDS:
-        _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
     if workers is not None and workers < 1:
         _fail(f"--workers {workers} must be at least 1", 2)
     config = _settings()
     h = _home(home)
-    total = sum(f.size for f in discover(paths, kind)) if err.is_terminal else 0
+    as_kind = kind.value if kind is not None else None
+    total = sum(f.size for f in discover(paths, as_kind)) if err.is_terminal else 0
     if total >= PROGRESS_MIN_BYTES and err.is_terminal:
         with Progress("[progress.description]{task.description}", BarColumn(),
                       DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                       console=err, transient=True) as bar:
             task = bar.add_task("ingesting", total=total)
-            report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+            report = ingest(paths, h, kind=as_kind, workers=workers or config.workers,
                             progress=lambda n: bar.advance(task, n),
                             tools=tools or config.tools,
                             model_aliases=model_aliases or config.model_aliases,
                             prices=prices or config.prices,
                             retention_hours=config.retention_hours)
     else:
-        report = ingest(paths, h, kind=kind, workers=workers or config.workers,
+        report = ingest(paths, h, kind=as_kind, workers=workers or config.workers,
                         tools=tools or config.tools,
                         model_aliases=model_aliases or config.model_aliases,
                         prices=prices or config.prices,
@@ -220,7 +235,8 @@ def _print_skipped(skipped: list[tuple[str, str]]) -> None:
 def sql_cmd(
     query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views.")],
     home: HomeOpt = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, csv, json or parquet")] = "table",
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="How to print the result.")
+                   ] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option(help="Write the result to this file.")] = None,
     limit: Annotated[int, typer.Option(help="Rows to print as a table.")] = 200,
     as_of: Annotated[str | None, typer.Option(
@@ -228,8 +244,6 @@ def sql_cmd(
         "`runlake history`, or a UTC timestamp like 2026-11-20T08:00:00Z.")] = None,
 ) -> None:
     """Run a read-only SQL query against the warehouse."""
-    if fmt not in ("table", "csv", "json", "parquet"):
-        _fail(f"--format {fmt!r} is not one of table, csv, json, parquet", 2)
     if fmt == "parquet" and output is None:
         _fail("--format parquet needs --output FILE", 2)
     if limit < 0:
@@ -550,17 +564,14 @@ def validate_cmd(
     path: Annotated[Path, typer.Argument(
         help="A response, span, OTLP or durable state file (or a folder of them).")],
     max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
-    kind: Annotated[str | None, typer.Option(help=f"Read the file as this kind "
-                                             f"({', '.join(KINDS)}) whatever its name.")]
-    = None,
+    kind: Annotated[KindChoice | None, typer.Option(
+        help="Read the file as this kind, whatever its name.")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
     from transforms import validate
 
-    if kind is not None and kind not in KINDS:
-        _fail(f"--kind {kind!r} is not one of {', '.join(KINDS)}", 2)
     skipped: list[tuple[str, str]] = []
-    files = discover([path], kind, skipped)
+    files = discover([path], kind.value if kind is not None else None, skipped)
     _print_skipped(skipped)
     if not files:
         _fail(f"{path}: no input files", 2)

@@ -231,3 +231,19 @@ def test_validate_reports_what_ingest_flags_and_csv_takes_lists(
               "--format", "csv")
     assert res.exit_code == 0, res.output
     assert 's1,"[""response_contract_violation""]"' in res.output
+
+
+def test_kind_and_format_choices_are_checked_by_the_cli(tmp_path: Path) -> None:
+    """--kind offers exactly the kinds the readers know; a wrong --kind or --format is refused
+    by the option itself (exit 2), listing the choices."""
+    from typer.testing import CliRunner
+
+    from transforms.cli import KindChoice, app
+    from transforms.readers import KINDS
+
+    assert [k.value for k in KindChoice] == list(KINDS)
+    res = CliRunner().invoke(app, ["ingest", str(tmp_path), "--kind", "nope"])
+    assert res.exit_code == 2 and "responses" in res.output and "durable" in res.output
+    res = CliRunner().invoke(app, ["sql", "select 1", "--home", str(tmp_path),
+                                   "--format", "xml"])
+    assert res.exit_code == 2 and "parquet" in res.output
