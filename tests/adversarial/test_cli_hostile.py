@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.adversarial.lines import response_line
 from transforms.cli import app
 
 RUNNER = CliRunner()
@@ -18,15 +19,6 @@ RUNNER = CliRunner()
 
 def cli(*args: str, env: dict[str, str] | None = None) -> Any:
     return RUNNER.invoke(app, list(args), env=env)
-
-
-def _run(run_id: str, **fields: Any) -> dict[str, Any]:
-    line: dict[str, Any] = {"run_id": run_id, "agent": "a", "started_at": "2026-11-20T10:00:00Z",
-                            "response": {"final_response": "ok", "messages": [
-                                {"role": "user", "content": "hi"},
-                                {"role": "assistant", "content": "ok"}]}}
-    line.update(fields)
-    return line
 
 
 @pytest.mark.parametrize(("variable", "value", "command"), [
@@ -38,7 +30,7 @@ def _run(run_id: str, **fields: Any) -> dict[str, Any]:
 def test_a_bad_setting_is_one_line_naming_the_variable(variable: str, value: str, command: str,
                                                        write_lines: Callable[..., Path],
                                                        tmp_path: Path) -> None:
-    args = {"ingest": ["ingest", str(write_lines([_run("r1")]))],
+    args = {"ingest": ["ingest", str(write_lines([response_line("r1")]))],
             "sql": ["sql", "select 1"], "report": ["report"]}[command]
     res = cli(*args, env={variable: value, "RUNLAKE_HOME": str(tmp_path / "home")})
     assert res.exit_code == 2, res.output
@@ -72,13 +64,13 @@ def test_an_unchanged_rerun_over_many_files_is_one_line(tmp_path: Path, home: Pa
     landing = tmp_path / "landing"
     landing.mkdir()
     for i in range(40):
-        (landing / f"f{i:03}.responses.jsonl").write_text(json.dumps(_run(f"r{i}")) + "\n")
+        (landing / f"f{i:03}.responses.jsonl").write_text(json.dumps(response_line(f"r{i}")) + "\n")
     assert cli("ingest", str(landing), "--home", str(home)).exit_code == 0
     res = cli("ingest", str(landing), "--home", str(home))
     assert res.exit_code == 0, res.output
     assert "40 files unchanged, skipped" in res.output
     assert "f001.responses.jsonl" not in res.output and len(res.output.splitlines()) <= 4
-    (landing / "f007.responses.jsonl").write_text(json.dumps(_run("r7b")) + "\n")
+    (landing / "f007.responses.jsonl").write_text(json.dumps(response_line("r7b")) + "\n")
     res = cli("ingest", str(landing), "--home", str(home))
     assert "39 files unchanged, skipped" in res.output
     assert "f007.responses.jsonl" in res.output.replace("\n", "").replace(" ", "").replace(

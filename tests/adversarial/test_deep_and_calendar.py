@@ -10,14 +10,7 @@ from typing import Any
 
 import pytest
 
-
-def _run(run_id: str, **fields: Any) -> dict[str, Any]:
-    line: dict[str, Any] = {"run_id": run_id, "agent": "a", "started_at": "2026-11-20T10:00:00Z",
-                            "response": {"final_response": "ok", "messages": [
-                                {"role": "user", "content": "hi"},
-                                {"role": "assistant", "content": "ok"}]}}
-    line.update(fields)
-    return line
+from tests.adversarial.lines import response_line
 
 
 def _deep(levels: int) -> Any:
@@ -43,17 +36,17 @@ def test_values_nested_255_to_1024_deep_are_flagged_and_kept(
     deep = _deep(300)
     text = _deep_text(300)
     runs = [
-        _run("meta", response={"final_response": "ok", "metadata": {"blob": "@DEEP@"}}),
-        _run("args", response={"final_response": "ok", "messages": [
+        response_line("meta", response={"final_response": "ok", "metadata": {"blob": "@DEEP@"}}),
+        response_line("args", response={"final_response": "ok", "messages": [
             {"role": "assistant", "tool_calls": [
                 {"id": "c1", "name": "f", "arguments": deep},
                 {"id": "c2", "type": "function", "function": {"name": "f", "arguments": text}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "x"},
             {"role": "tool", "tool_call_id": "c2", "content": "y"}]}),
-        _run("parts", response={"final_response": "ok", "messages": [
+        response_line("parts", response={"final_response": "ok", "messages": [
             {"role": "user", "content": [{"type": "image", "data": deep}],
              "thinking": [{"signature": deep}]}]}),
-        _run("outcome", outcome={"status": "failed", "error": deep, "explanation": deep}),
+        response_line("outcome", outcome={"status": "failed", "error": deep, "explanation": deep}),
     ]
     (landing / "deep.responses.jsonl").write_text(
         "".join(json.dumps(r) + "\n" for r in runs).replace('"@DEEP@"', _deep_text(1000))
@@ -108,7 +101,7 @@ def test_timestamps_at_the_ends_of_the_calendar_are_flagged_and_null(
         query: Callable[..., list[tuple[Any, ...]]]) -> None:
     """The run is kept and dated otherwise (here: its date folder), the field is null and
     flagged, and the warehouse builds (it computes a week and a day either side of a day)."""
-    path = write_lines([_run("r1", started_at=stamp, ended_at=stamp)],
+    path = write_lines([response_line("r1", started_at=stamp, ended_at=stamp)],
                        folder="landing/2026-11-19")
     report = run_ingest(path)
     assert [(f.accepted, f.quarantined) for f in report.files] == [(1, 0)]
