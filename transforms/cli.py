@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 
 from transforms import db, settings, warehouse
 from transforms.errors import InputError, RunlakeError, WarehouseError
+from transforms.importers import IMPORTERS, run_import
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
 from transforms.readers import READABLE_KINDS, discover
@@ -509,10 +510,14 @@ def report_cmd(
         raise typer.Exit(EXIT_REGRESSED)
 
 
-@app.command("import")
+_FORMATS = [*IMPORTERS]
+
+
+@app.command("import", epilog="Formats:\n" + "\n".join(
+    f"{i.name}: {i.describe}" for i in IMPORTERS.values()))
 def import_cmd(
     fmt: Annotated[str, typer.Argument(
-        help="tau-bench, tau2, inspect, langfuse, otlp, agentops, swe-agent or openhands")],
+        help=f"{', '.join(_FORMATS[:-1])} or {_FORMATS[-1]}")],
     sources: Annotated[list[Path], typer.Argument(
         help="Result files to convert (for inspect also .eval logs, and folders of logs).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write "
@@ -523,8 +528,6 @@ def import_cmd(
                                               "none.")] = None,
 ) -> None:
     """Convert other tools' result files into response (or span) JSONL for `runlake ingest`."""
-    from transforms.importers import run_import
-
     try:
         results = run_import(fmt, sources, out_dir, agent, model)
     except InputError as e:

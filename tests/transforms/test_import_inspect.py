@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from transforms import importers, warehouse
+from transforms import warehouse
 from transforms.cli import app
+from transforms.importers import inspect_eval
 from transforms.ingest import ingest
 
 RUNNER = CliRunner()
@@ -33,7 +34,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def _members(src: Path) -> dict[str, bytes]:
     """Every member of an .eval zip, inflated (zstd ones too), in order."""
     with zipfile.ZipFile(src) as z:
-        return {i.filename: importers._read_member(src, z, i, 1 << 30) for i in z.infolist()}
+        return {i.filename: inspect_eval._read_member(src, z, i, 1 << 30) for i in z.infolist()}
 
 
 def _zip(path: Path, members: dict[str, bytes],
@@ -264,11 +265,11 @@ def test_zip_bombs_and_member_names_are_contained(tmp_path: Path,
     declared size may lie); member names are only matched, never turned into paths."""
     members = _members(EVAL_LOG)
     bomb = _zip(tmp_path / "bomb.eval", {**members, "samples/9_epoch_1.json": b" " * 300_000})
-    monkeypatch.setattr(importers, "EVAL_MEMBER_LIMIT", 100_000)
+    monkeypatch.setattr(inspect_eval, "EVAL_MEMBER_LIMIT", 100_000)
     res = _import(tmp_path, bomb)
     assert res.exit_code == 2 and "100,000-byte limit" in res.output.replace("\n", " ")
-    monkeypatch.setattr(importers, "EVAL_MEMBER_LIMIT", 512 * 1024 * 1024)
-    monkeypatch.setattr(importers, "EVAL_TOTAL_LIMIT", 50_000)
+    monkeypatch.setattr(inspect_eval, "EVAL_MEMBER_LIMIT", 512 * 1024 * 1024)
+    monkeypatch.setattr(inspect_eval, "EVAL_TOTAL_LIMIT", 50_000)
     res = _import(tmp_path, EVAL_LOG)
     assert res.exit_code == 2 and "limit" in res.output and "Traceback" not in res.output
     monkeypatch.undo()
@@ -338,4 +339,4 @@ def test_tau_bench_and_tau2_reward_info_become_explanations(tmp_path: Path) -> N
 def test_zstd_reader_matches_deflate(tmp_path: Path) -> None:
     """The zstd path and zipfile's deflate path read the same document."""
     deflated = _zip(tmp_path / "d.eval", _members(EVAL_LOG))
-    assert importers.read_eval_log(EVAL_LOG) == importers.read_eval_log(deflated)
+    assert inspect_eval.read_eval_log(EVAL_LOG) == inspect_eval.read_eval_log(deflated)

@@ -1,0 +1,74 @@
+"""`runlake import FORMAT SRC... --out DIR`: other tools' result files as runlake landing files.
+
+Each importer reads one source file and returns landing lines: response envelopes (README,
+"What a file must look like"), written to `DIR/<source name>.responses.jsonl`, or for span
+formats spans, written to `.spans.jsonl` or `.otlp.jsonl`; the landing folder stays the one
+input of the pipeline. Each also says what the source lacks, so a user knows which columns
+stay empty.
+
+One module per format, each an `Importer` (common.py): its name, a one-line description, how
+to recognize its documents and how to convert one; each module's docstring says how the
+format maps. `run.py` reads the sources, checks each against the format and writes the
+landing files all or nothing. To add a format: write its module, list its IMPORTER below
+(and in KNOWN), and add its golden fixture under tests/fixtures/importers/.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from transforms.errors import InputError
+from transforms.importers import (
+    agentops,
+    inspect_log,
+    langfuse,
+    openhands,
+    otlp,
+    run,
+    swe_agent,
+    tau2,
+    tau_bench,
+)
+from transforms.importers.common import Importer, ImportResult, Recognized
+
+IMPORTERS: dict[str, Importer] = {i.name: i for i in (
+    tau_bench.IMPORTER, tau2.IMPORTER, inspect_log.IMPORTER, langfuse.IMPORTER, otlp.IMPORTER,
+    agentops.IMPORTER, swe_agent.IMPORTER, openhands.IMPORTER)}
+"""The formats `runlake import` reads, by name, in the order --help lists them."""
+
+
+def _is_durable(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("data"), dict) and \
+        "conversationHistory" in doc["data"]
+
+
+def _is_span_attributes(doc: Any) -> bool:
+    return isinstance(doc, dict) and bool(doc) and all(
+        isinstance(k, str) and k.startswith(("gen_ai.", "llm.", "ai.", "openinference."))
+        for k in doc if "." in k) and any("." in k for k in doc)
+
+
+DURABLE = Recognized("durable", _is_durable, "it is a durable agent state document: put it "
+                     "in the landing folder as *.durable.json, no import needed")
+SPAN_ATTRIBUTES = Recognized("span attributes", _is_span_attributes,
+                             "it holds one span's attributes without ids or times; runlake "
+                             "imports whole spans (traceId, spanId, times)")
+
+KNOWN: run.Known = (
+    tau_bench.IMPORTER, tau2.IMPORTER, swe_agent.IMPORTER, inspect_log.IMPORTER,
+    otlp.IMPORTER, openhands.IMPORTER, agentops.IMPORTER, DURABLE, SPAN_ATTRIBUTES,
+    langfuse.IMPORTER)
+"""The order documents are told apart in (a document may have more than one format's
+outline: the first that matches names it), for the error naming what a source looks like."""
+
+
+def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,
+               model: str | None = None) -> list[ImportResult]:
+    """Convert every source file of format `fmt`, then write each one's
+    `out/<name>.<kind>.jsonl`: all of them, or none when a source cannot be converted (the
+    InputError names it and says that nothing was written)."""
+    if fmt not in IMPORTERS:
+        raise InputError(f"unknown format {fmt!r}; runlake imports: {', '.join(IMPORTERS)}")
+    return run.convert_all(IMPORTERS[fmt], KNOWN, sources, out, agent, model)
+
+
+__all__ = ["IMPORTERS", "KNOWN", "ImportResult", "Importer", "run_import"]
