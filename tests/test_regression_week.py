@@ -14,6 +14,7 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
+from pipelines.assets.lake import add_landing_days
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
 from tests.fixtures import regression_week
@@ -176,14 +177,23 @@ def test_an_unreachable_webhook_is_a_warning_and_a_clear_night_exits_0(
     assert "no regression" in res.output and "webhook" not in res.output
 
 
-def test_dagster_check_fails_at_error_naming_each_kind(tmp_path: Path) -> None:
-    landing = regression_week.write(tmp_path / "landing")
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def week_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The baseline ingested, then the latest day materialized by the ingest_day job."""
+    root = tmp_path_factory.mktemp("week_run")
+    landing = regression_week.write(root / "landing")
+    home = root / "home"
     ingest([landing / d.isoformat() for d in regression_week.BASELINE], home)
-    result = defs.resolve_job_def("ingest_day").execute_in_process(
-        partition_key=LATEST, instance=dg.DagsterInstance.ephemeral(),
+    instance = dg.DagsterInstance.ephemeral()
+    add_landing_days(instance, [LATEST])
+    return defs.resolve_job_def("ingest_day").execute_in_process(
+        partition_key=LATEST, instance=instance,
         resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
         raise_on_error=False)
+
+
+def test_dagster_check_fails_at_error_naming_each_kind(week_run: Any) -> None:
+    result = week_run
     check = {e.check_name: e for e in result.get_asset_check_evaluations()}["no_regression"]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
     meta = {k: v.value for k, v in check.metadata.items()}
@@ -194,3 +204,49 @@ def test_dagster_check_fails_at_error_naming_each_kind(tmp_path: Path) -> None:
     assert meta["missing"].startswith("absent / gpt-4o: missing")
     assert meta["pass_rate"].startswith("dropper / gpt-4.1: pass rate 100% -> 20%")
     assert date.fromisoformat(meta["latest_day"]) == regression_week.LATEST
+
+
+def test_a_regression_fails_the_run(week_run: Any) -> None:
+    """no_regression is blocking: the report is written and recorded, the lake and warehouse
+    steps succeed, and the run fails on the report's step, so the runs list shows it failed."""
+    result = week_run
+    assert not result.success
+    failures = [e for e in result.all_events if e.is_step_failure]
+    assert [(e.step_key, e.step_failure_data.error.cls_name) for e in failures] == [
+        ("nightly_report", "DagsterAssetCheckFailedError")]
+    assert "nightly_report: no_regression" in failures[0].step_failure_data.error.message
+    succeeded = {e.step_key for e in result.all_events if e.is_step_success}
+    assert succeeded == {"lake_tables", "warehouse_views"}
+    materialized = {m.materialization.asset_key.to_user_string()
+                    for m in result.get_asset_materialization_events()}
+    assert {"runs", "warehouse_views", "nightly_report"} <= materialized
+    # The regressed pairs are on the day's runs materialization too, and its failed runs.
+    runs = next(m.materialization.metadata for m in result.get_asset_materialization_events()
+                if m.materialization.asset_key.to_user_string() == "runs")
+    assert runs["regressed_pairs"].value == 3
+    assert runs["pass_rate/dropper/gpt-4.1"].value == pytest.approx(0.2)
+    assert runs["pass_rate/steady/gemini-2.5-flash"].value == pytest.approx(0.9)
+    assert "pass_rate/crasher/gpt-4o" not in runs  # nothing graded: no pass rate
+    assert runs["pass_rate_by_agent_model"].value.startswith(
+        "Pass rate over graded runs against 2026-11-13 to 2026-11-19")
+    table = _cells(runs["pass_rate_by_agent_model"].value)
+    assert {r[1]: r[0] for r in table} == {
+        "absent / gpt-4o": "**REGRESSED** (missing)",
+        "crasher / gpt-4o": "**REGRESSED** (crashed)",
+        "dropper / gpt-4.1": "**REGRESSED** (pass rate)",
+        "partial / claude-sonnet-4-5": "ok", "steady / gemini-2.5-flash": "ok"}
+    assert [r[0].startswith("**") for r in table] == [True] * 3 + [False] * 2  # regressed first
+    assert next(r for r in table if r[1] == "dropper / gpt-4.1")[2:5] == ["10", "20%", "100%"]
+    # Failed and errored runs, worst first: the crashes, then the graded failures.
+    # crasher: 5 errors; dropper: 8 failed; steady: s10 failed.
+    worst = runs["worst_runs"].value
+    assert worst.startswith("14 failed or errored runs, worst first (") and len(worst) < 1000
+    statuses = [r[3] for r in _cells(worst)]
+    assert 5 < len(statuses) <= 10 and statuses[:5] == ["error"] * 5
+    assert set(statuses[5:]) == {"failed"}
+
+
+def _cells(markdown: str) -> list[list[str]]:
+    """The body rows of the markdown table in `markdown`, as lists of cell texts."""
+    rows = [ln for ln in markdown.splitlines() if ln.startswith("| ")]
+    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in rows[1:]]

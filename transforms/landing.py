@@ -8,13 +8,11 @@ run's `started_at`, which is usually the same.
 
 import hashlib
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from transforms.dates import date_folder
 from transforms.readers import InputFile, discover
-from transforms.streams import file_sha256
 
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
@@ -41,24 +39,6 @@ def files_by_day(landing: Path) -> dict[date, list[InputFile]]:
     for f in discover([landing]):
         days.setdefault(landing_day(f.path), []).append(f)
     return days
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What identifies a file's contents cheaply, so unchanged files are not hashed again."""
-
-    size: int
-    mtime_ns: int
-    sha256: str
-
-
-def stamp(f: InputFile, cache: dict[str, Stamp]) -> Stamp:
-    """The file's stamp, reusing the cached SHA-256 while size and mtime are unchanged."""
-    st = f.path.stat()
-    old = cache.get(f.source_file)
-    if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
-        return old
-    return Stamp(st.st_size, st.st_mtime_ns, file_sha256(f.path))
 
 
 def day_digest(files: list[tuple[str, str]]) -> str:

@@ -1,6 +1,5 @@
 """runlake's settings: one pydantic-settings object; nothing else reads the environment."""
 
-from datetime import date
 from pathlib import Path
 
 from pydantic import Field, ValidationError
@@ -29,8 +28,6 @@ class Settings(BaseSettings):
     prices: Path | None = Field(None, description="Price table (YAML) extending the shipped "
                                 "transforms/data/model_prices.yaml: its models replace those "
                                 "of the same name.")
-    first_day: date = Field(date(2025, 1, 1), description="First day of the Dagster daily "
-                            "partitions.")
     max_quarantine_share: float = Field(0.05, ge=0, le=1, description="Check: largest share of "
                                         "a day's lines that may be quarantined.")
     max_contract_violation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest "

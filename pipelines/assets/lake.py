@@ -1,19 +1,24 @@
-"""The lake tables as Dagster assets, partitioned by UTC day, with their checks; and the
+"""The lake tables as Dagster assets, partitioned by landing day, with their checks; and the
 warehouse they publish.
 
+The partitions are the UTC days the landing folder has files for (`YYYY-MM-DD` keys), added
+as they are found by the landing sensor, by `python -m pipelines.materialize` (`make run`) and
+by the nightly schedule: the UI shows the days that exist, nothing before the first one.
 Materializing partition D ingests the landing files of day D (see `transforms.landing`), runs
 the checks against the lake as it now is, and reports per-table metadata for day D. The
 warehouse asset rebuilds lake/_derived and warehouse.duckdb; the blocking check
 `lines_accounted_for` keeps it from running when the lake does not account for every line.
 """
 
+import math
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
 import dagster as dg
 
 from pipelines.resources import RunlakeResource
-from transforms import checks, db, warehouse
+from transforms import checks, db, nightly, warehouse
 from transforms.ingest import ingest
 from transforms.landing import files_by_day
 from transforms.schemas import TABLES
@@ -23,9 +28,32 @@ LAKE_GROUP = "lake"
 WRITER_TAG = "runlake/writer"
 """Run tag of every run that writes the lake; dagster.yaml lets one such run go at a time."""
 
-PARTITIONS = dg.DailyPartitionsDefinition(
-    start_date=Settings().first_day.isoformat(), timezone="UTC", end_offset=1)
-"""UTC days from `first_day` through today (end_offset=1: today's files can land early)."""
+PARTITIONS = dg.DynamicPartitionsDefinition(name="landing_days")
+"""One partition per UTC day the landing folder has files for, keyed `YYYY-MM-DD`; see
+`add_landing_days`."""
+
+BASELINE_DAYS = 7
+"""Days before a partition's day that its per-agent-and-model pass rates are compared with
+(the nightly report's baseline)."""
+
+
+def add_landing_days(instance: dg.DagsterInstance, days: Iterable[date | str]) -> list[str]:
+    """Add the days not yet partitions of `instance` (as `YYYY-MM-DD` keys); returns them."""
+    keys = sorted({d.isoformat() if isinstance(d, date) else d for d in days})
+    have = set(instance.get_dynamic_partitions(PARTITIONS.name or ""))
+    new = [k for k in keys if k not in have]
+    if new:
+        instance.add_dynamic_partitions(PARTITIONS.name or "", new)
+    return new
+
+
+def partition_day(key: str) -> date:
+    """The day of a partition key; a key that is not a `YYYY-MM-DD` day fails the run."""
+    try:
+        return date.fromisoformat(key)
+    except ValueError:
+        raise dg.Failure(f"partition {key!r} is not a landing day (YYYY-MM-DD); delete it "
+                         "from the landing_days partitions") from None
 
 # The checks and the table each belongs to; lines_accounted_for blocks the warehouse.
 CHECKS = {
@@ -62,15 +90,76 @@ def _md(value: Any) -> str:
     return text.replace("\n", " ")[:80]
 
 
+FAILED_STATUSES = ("error", "failed", "contract_violation")
+"""Runs that did not pass: crashed (`error`), or graded and not passed (`failed`,
+`contract_violation`; see `v_pass_rates`). Passed, skipped and ungraded runs are not failures."""
+WORST_RUNS = 10
+MD_INLINE = 1000
+"""The UI shows a markdown value in place when it is shorter than this, else behind a
+[Show Markdown] link: the tables are kept under it (regressed pairs and worst runs first)."""
+
+
+def _md_table(lead: str, head: str, rows: list[str], total: int, what: str) -> str:
+    """A markdown table of as many `rows` as keep it under MD_INLINE characters, introduced by
+    `lead` and, when rows were left out, how many are shown of `total`."""
+    for n in range(len(rows), 0, -1):
+        shown = "" if n == total else f" ({n} {what} of {total} shown)"
+        text = f"{lead}{shown}:\n\n{head}\n" + "\n".join(rows[:n])
+        if len(text) < MD_INLINE or n == 1:
+            return text
+    return lead
+
+
 def _worst_runs(con: Any, day: date) -> str:
+    """The day's failed and errored runs, worst first: crashed before graded failures, then
+    most error flags, lowest score, most flags."""
+    statuses = ", ".join(f"'{s}'" for s in FAILED_STATUSES)
+    where = f"FROM v_runs WHERE day = ? AND status IN ({statuses})"
+    total = int(db.scalar(con, f"SELECT count(*) {where}", [day]))
+    if not total:
+        return "No failed or errored runs on this day."
     rows = con.execute(
-        "SELECT run_id, agent, model, status, n_error_flags, n_flags FROM v_runs WHERE day = ? "
-        "ORDER BY n_error_flags DESC, status = 'passed', n_flags DESC, run_id LIMIT 10",
-        [day]).fetchall()
-    if not rows:
-        return "No runs on this day."
-    head = "| run_id | agent | model | status | error flags | flags |\n|---|---|---|---|---:|---:|"
-    return head + "\n" + "\n".join("| " + " | ".join(_md(v) for v in r) + " |" for r in rows)
+        f"SELECT run_id, agent, model, status, score, n_error_flags, n_flags {where} "
+        "ORDER BY status <> 'error', n_error_flags DESC, score NULLS FIRST, n_flags DESC, run_id "
+        f"LIMIT {WORST_RUNS}", [day]).fetchall()
+    head = ("| run_id | agent | model | status | score | error flags | flags |\n"
+            "|---|---|---|---|---:|---:|---:|")
+    return _md_table(f"{total} failed or errored runs, worst first", head,
+                     ["| " + " | ".join(_md(v) for v in r) + " |" for r in rows], total, "worst")
+
+
+def _rate(v: Any) -> str:
+    return "–" if v is None else f"{100 * float(v):.0f}%"
+
+
+def _pass_rates(con: Any, day: date) -> dict[str, Any]:
+    """Per agent and model: `pass_rate/<agent>/<model>` for each pair with graded runs on the
+    day, and a table of the day's pairs against the baseline with the regressed ones marked
+    and first (the nightly report's verdict for the day)."""
+    verdict = nightly.read(con, day, BASELINE_DAYS)
+    pairs = sorted(verdict.pairs, key=lambda p: (not p.regressed, p.agent, p.model))
+    meta: dict[str, Any] = {}
+    rows = []
+    for p in pairs:
+        r = p.row
+        if r["latest_pass_rate"] is not None:
+            meta[f"pass_rate/{p.agent}/{p.model}"] = dg.MetadataValue.float(
+                float(r["latest_pass_rate"]))
+        mark = ("**REGRESSED** (" + ", ".join(
+            nightly.REASON_WORDS[x] for x in nightly.REASONS if x in p.reasons) + ")"
+            if p.regressed else "ok")
+        p_value = "–" if r["p_value"] is None else f"{float(r['p_value']):.2g}"
+        rows.append("| " + " | ".join([
+            mark, f"{_md(p.agent)} / {_md(p.model)}", str(r["runs_latest"]),
+            _rate(r["latest_pass_rate"]), _rate(r["baseline_pass_rate"]), p_value]) + " |")
+    meta["pass_rate_by_agent_model"] = dg.MetadataValue.md(_md_table(
+        f"Pass rate over graded runs against {verdict.baseline_start} to "
+        f"{verdict.baseline_end} (p: two-proportion z-test)",
+        "| verdict | agent / model | runs | pass rate | baseline | p |\n"
+        "|---|---|---:|---:|---:|---:|", rows, len(rows), "pairs")
+        if rows else "No runs on this day or in its baseline.")
+    meta["regressed_pairs"] = len(verdict.regressed)
+    return meta
 
 
 def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any]:
@@ -87,10 +176,11 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
             "avg(input_tokens + output_tokens), quantile_cont(agent_runtime_ms, 0.95) "
             "FROM runs WHERE day = ?", [day]).fetchone()
         meta.update({
-            "pass_rate": dg.MetadataValue.float(passed / graded if graded else float("nan")),
+            "pass_rate": dg.MetadataValue.float(passed / graded if graded else math.nan),
             "graded_runs": int(graded),
             "tokens_per_run": dg.MetadataValue.float(float(tokens or 0)),
             "runtime_p95_ms": dg.MetadataValue.float(float(p95 or 0)),
+            **_pass_rates(con, day),
             "worst_runs": dg.MetadataValue.md(_worst_runs(con, day)),
         })
     code_column = {"flags": "code", "quarantine": "error_code"}.get(table)
@@ -114,7 +204,7 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
 def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
     """Ingest one day's landing files into the lake (Parquet, partitioned by day)."""
     s = runlake.settings()
-    day = date.fromisoformat(context.partition_key)
+    day = partition_day(context.partition_key)
     files = files_by_day(s.landing).get(day, [])
     if files:
         report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False,

@@ -1,4 +1,8 @@
-"""The nightly report as a Dagster asset, with the no_regression check."""
+"""The nightly report as a Dagster asset, with the no_regression check.
+
+`no_regression` is a blocking check: when it fails at ERROR the report is still written and
+recorded, and then the step fails, so the run shows as failed in the runs list (a WARN, a
+pass-rate drop with p < 0.05 only, leaves the run green)."""
 
 from datetime import date
 
@@ -18,7 +22,8 @@ from transforms.report import write_report
                     "an agent and model crashed (error rate rose, one-sided z-test p < 0.01), "
                     "went missing (baseline runs, none on the day), lost pass rate "
                     "(two-proportion z-test p < 0.01), or a regular test case did not run; "
-                    "WARN when a pass-rate drop has p < 0.05 only.")],
+                    "WARN when a pass-rate drop has p < 0.05 only. ERROR fails the run.",
+        blocking=True)],
 )
 def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
     """reports/nightly-DAY.html for the run's day (its partition) or else the latest day."""

@@ -1,10 +1,11 @@
 """The Dagster definitions: they load with no environment, the graph, partitions, checks and
 automation are pinned, one sample day materializes in-process with its checks, the blocking
-check keeps a broken lake from being published, and the sensor's run keys are stable."""
+check keeps a broken lake from being published, the sensor's run keys are stable, its cursor
+stays small, and the landing days become the partitions."""
 
 import os
 import shutil
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ import pytest
 import yaml
 from deltalake import DeltaTable
 
-from pipelines.automation import landing_requests, landing_sensor
+import pipelines.automation as automation
+from pipelines.assets.lake import add_landing_days
+from pipelines.automation import landing_requests, landing_sensor, nightly
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
 from transforms import warehouse
@@ -33,9 +36,12 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     assert keys == sorted([*TABLES, "warehouse_views", "nightly_report"])
     deps = graph.get(dg.AssetKey("warehouse_views")).parent_keys
     assert sorted(k.to_user_string() for k in deps) == sorted(TABLES)
+    # The partitions are the landing days found (added by the sensor and `make run`), not a
+    # calendar from a fixed start date.
     partitions = graph.get(dg.AssetKey("runs")).partitions_def
-    assert isinstance(partitions, dg.DailyPartitionsDefinition)
-    assert (partitions.start.date(), partitions.timezone) == (date(2025, 1, 1), "UTC")
+    assert isinstance(partitions, dg.DynamicPartitionsDefinition)
+    assert partitions.name == "landing_days"
+    assert all(graph.get(dg.AssetKey(t)).partitions_def == partitions for t in TABLES)
     assert graph.get(dg.AssetKey("warehouse_views")).partitions_def is None
     assert sorted(k.to_user_string() for k in graph.asset_check_keys) == [
         "ingest_files:lines_accounted_for",
@@ -67,8 +73,10 @@ def _landing(tmp_path: Path, *days: str) -> Path:
 
 
 def _run_day(home: Path, landing: Path, day: str) -> Any:
+    instance = dg.DagsterInstance.ephemeral()
+    add_landing_days(instance, [day])
     return defs.resolve_job_def("ingest_day").execute_in_process(
-        partition_key=day, instance=dg.DagsterInstance.ephemeral(),
+        partition_key=day, instance=instance,
         resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
         raise_on_error=False)
 
@@ -170,3 +178,92 @@ def test_sensor_run_keys_are_stable_across_redrops(tmp_path: Path) -> None:
     changed, _ = landing_requests(res, cursor)
     assert [r.partition_key for r in changed] == [SAMPLE_DAY]
     assert changed[0].run_key not in {first[0].run_key, grown[0].run_key}
+
+
+def test_sensor_cursor_does_not_grow_with_the_files(tmp_path: Path) -> None:
+    """The cursor is a digest of the landing files' paths, sizes and times and of the lake:
+    as long for 2 files as for 200, and a new file, a touched file or an ingest changes it."""
+    landing = tmp_path / "landing"
+    res = RunlakeResource(home=str(tmp_path / "home"), landing=str(landing))
+    lengths = {}
+    for n in (2, 200):
+        folder = landing / "2026-11-20"
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            (folder / f"f{i:03d}.responses.jsonl").write_text(
+                f'{{"run_id": "r{i}", "response": {{"final_response": "ok"}}}}\n')
+        requests, cursor = landing_requests(res, None)
+        assert [r.partition_key for r in requests] == ["2026-11-20"]
+        lengths[n] = len(cursor)
+    assert lengths[2] == lengths[200] < 100
+    again = landing_requests(res, cursor)[1]
+    assert again == cursor
+    os.utime(landing / "2026-11-20" / "f000.responses.jsonl", ns=(1, 1))
+    assert landing_requests(res, cursor)[1] != cursor
+
+
+def test_sensor_hashes_only_what_the_lake_does_not_vouch_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is hashed while nothing changed; files the lake manifest holds with the same
+    size and an older modification time are not hashed again; a grown file is."""
+    hashed: list[str] = []
+    real = automation.file_sha256
+
+    def counting(path: Path) -> str:
+        hashed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(automation, "file_sha256", counting)
+    landing = _landing(tmp_path, SAMPLE_DAY)
+    home = tmp_path / "home"
+    res = RunlakeResource(home=str(home), landing=str(landing))
+    n_files = len(list((landing / SAMPLE_DAY).iterdir()))
+    first = automation.scan_landing(res, None)
+    assert first.changed and len(hashed) == n_files and first.days == [SAMPLE_DAY]
+    hashed.clear()
+    same = automation.scan_landing(res, first.cursor)
+    assert not same.changed and not same.requests and hashed == []
+    assert _run_day(home, landing, SAMPLE_DAY).success
+    after = automation.scan_landing(res, first.cursor)  # the lake changed: looked at again
+    assert after.changed and not after.requests and hashed == []
+    f = landing / SAMPLE_DAY / "support-bot.responses.jsonl"
+    f.write_bytes(f.read_bytes() + b'{"run_id": "late", "response": {"final_response": "x"}}\n')
+    grown = automation.scan_landing(res, after.cursor)
+    assert hashed == [f.name] and [r.partition_key for r in grown.requests] == [SAMPLE_DAY]
+
+
+def test_sensor_adds_each_landing_day_as_a_partition(tmp_path: Path) -> None:
+    """The partitions are the landing days: the sensor asks for the ones the instance lacks,
+    whether or not their files still need ingesting, and for nothing once they are there."""
+    landing = _landing(tmp_path, "2026-11-19", SAMPLE_DAY)
+    res = RunlakeResource(home=str(tmp_path / "home"), landing=str(landing))
+    with dg.instance_for_test() as instance:
+        add_landing_days(instance, ["2026-11-19"])
+        with dg.build_sensor_context(instance=instance, resources={"runlake": res}) as ctx:
+            result = landing_sensor(ctx)
+        assert isinstance(result, dg.SensorResult)
+        assert [(r.partitions_def_name, list(r.partition_keys))
+                for r in result.dynamic_partitions_requests or []] == [
+            ("landing_days", [SAMPLE_DAY])]
+        assert sorted(r.partition_key for r in result.run_requests or []) == [
+            "2026-11-19", SAMPLE_DAY]
+        assert add_landing_days(instance, [SAMPLE_DAY]) == [SAMPLE_DAY]
+        with dg.build_sensor_context(instance=instance, cursor=result.cursor,
+                                     resources={"runlake": res}) as ctx:
+            quiet = landing_sensor(ctx)
+        assert isinstance(quiet, dg.SensorResult)
+        assert not quiet.run_requests and not quiet.dynamic_partitions_requests
+        assert quiet.skip_reason is not None
+        assert instance.get_dynamic_partitions("landing_days") == ["2026-11-19", SAMPLE_DAY]
+
+
+def test_nightly_schedule_adds_yesterday_as_a_partition() -> None:
+    """At 02:00 UTC the schedule asks for yesterday, adding it when no file landed for it, so
+    that a night without runs is still materialized and reported."""
+    with dg.instance_for_test() as instance:
+        ctx = dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime(2026, 11, 21, 2, tzinfo=UTC))
+        request = nightly(ctx)
+        assert isinstance(request, dg.RunRequest)
+        assert (request.partition_key, request.run_key) == (SAMPLE_DAY, f"nightly:{SAMPLE_DAY}")
+        assert instance.get_dynamic_partitions("landing_days") == [SAMPLE_DAY]
