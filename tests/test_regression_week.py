@@ -14,10 +14,8 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.assets.lake import add_landing_days
-from pipelines.definitions import defs
-from pipelines.resources import RunlakeResource
 from tests.fixtures import regression_week
+from tests.pipelines.jobs import run_day
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
@@ -184,12 +182,7 @@ def week_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     landing = regression_week.write(root / "landing")
     home = root / "home"
     ingest([landing / d.isoformat() for d in regression_week.BASELINE], home)
-    instance = dg.DagsterInstance.ephemeral()
-    add_landing_days(instance, [LATEST])
-    return defs.resolve_job_def("ingest_day").execute_in_process(
-        partition_key=LATEST, instance=instance,
-        resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
-        raise_on_error=False)
+    return run_day(home, landing, LATEST)
 
 
 def test_dagster_check_fails_at_error_naming_each_kind(week_run: Any) -> None:

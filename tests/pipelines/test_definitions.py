@@ -7,7 +7,6 @@ import os
 import shutil
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import pytest
@@ -19,6 +18,7 @@ from pipelines.assets.lake import add_landing_days
 from pipelines.automation import landing_requests, landing_sensor, nightly
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
+from tests.pipelines.jobs import run_day
 from transforms import warehouse
 from transforms.schemas import TABLES
 
@@ -72,21 +72,12 @@ def _landing(tmp_path: Path, *days: str) -> Path:
     return landing
 
 
-def _run_day(home: Path, landing: Path, day: str) -> Any:
-    instance = dg.DagsterInstance.ephemeral()
-    add_landing_days(instance, [day])
-    return defs.resolve_job_def("ingest_day").execute_in_process(
-        partition_key=day, instance=instance,
-        resources={"runlake": RunlakeResource(home=str(home), landing=str(landing))},
-        raise_on_error=False)
-
-
 def test_one_sample_day_in_process(tmp_path: Path) -> None:
     """Partition 2026-11-20 ingests that folder only; checks report what they measured; the
     runs asset carries plotted figures; the warehouse is published."""
     landing = _landing(tmp_path, SAMPLE_DAY, "2026-11-19")
     home = tmp_path / "home"
-    result = _run_day(home, landing, SAMPLE_DAY)
+    result = run_day(home, landing, SAMPLE_DAY)
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(checks) == {"lines_accounted_for", "quarantine_share_below_limit",
@@ -135,11 +126,11 @@ def test_blocking_check_keeps_a_broken_lake_unpublished(tmp_path: Path) -> None:
     lines_accounted_for fails at ERROR and warehouse_views does not run."""
     landing = _landing(tmp_path, SAMPLE_DAY)
     home = tmp_path / "home"
-    assert _run_day(home, landing, SAMPLE_DAY).success
+    assert run_day(home, landing, SAMPLE_DAY).success
     before = warehouse.path(home).stat().st_mtime_ns
     # The lake loses the day's quarantine rows (a delete no ingest made).
     DeltaTable(str(home / "lake" / "quarantine")).delete(f"day = '{SAMPLE_DAY}'")
-    result = _run_day(home, landing, SAMPLE_DAY)
+    result = run_day(home, landing, SAMPLE_DAY)
     check = next(e for e in result.get_asset_check_evaluations()
                  if e.check_name == "lines_accounted_for")
     assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
@@ -169,7 +160,7 @@ def test_sensor_run_keys_are_stable_across_redrops(tmp_path: Path) -> None:
     grown, cursor = landing_requests(res, cursor)
     assert [r.partition_key for r in grown] == [SAMPLE_DAY]
     assert grown[0].run_key != first[0].run_key
-    assert _run_day(home, landing, SAMPLE_DAY).success
+    assert run_day(home, landing, SAMPLE_DAY).success
     # The real sensor, evaluated as the daemon does: everything is in the lake now.
     with dg.build_sensor_context(cursor=cursor, resources={"runlake": res}) as ctx:
         result = landing_sensor(ctx)
@@ -223,7 +214,7 @@ def test_sensor_hashes_only_what_the_lake_does_not_vouch_for(
     hashed.clear()
     same = automation.scan_landing(res, first.cursor)
     assert not same.changed and not same.requests and hashed == []
-    assert _run_day(home, landing, SAMPLE_DAY).success
+    assert run_day(home, landing, SAMPLE_DAY).success
     after = automation.scan_landing(res, first.cursor)  # the lake changed: looked at again
     assert after.changed and not after.requests and hashed == []
     f = landing / SAMPLE_DAY / "support-bot.responses.jsonl"
