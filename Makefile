@@ -36,8 +36,8 @@ test: install
 	$(BIN)/pytest -n 2
 
 lint: install
-	$(BIN)/ruff check transforms pipelines tests bench data_samples
-	$(BIN)/mypy transforms pipelines
+	$(BIN)/ruff check transforms pipelines devtools tests bench data_samples docs
+	$(BIN)/mypy transforms pipelines devtools
 	$(BIN)/sqlfluff lint sql
 
 bench: install

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.ingest import OUT, measure  # noqa: E402
-from transforms.synth import default_agents, make_run  # noqa: E402
+from devtools.synth import default_agents, make_run  # noqa: E402
 
 FIRST = date(2025, 1, 1)
 

@@ -21,7 +21,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from transforms.synth import default_agents, make_run, make_spans, to_otlp  # noqa: E402
+from devtools.synth import default_agents, make_run, make_spans, to_otlp  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from transforms import db, warehouse  # noqa: E402
+from transforms.contracts.schemas import TABLES  # noqa: E402
 from transforms.lake import MANIFEST, duckdb_type, lake_schema  # noqa: E402
-from transforms.schemas import TABLES  # noqa: E402
 
 VIEWS = ["runs", "v_runs", "v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency",
          "v_flag_summary", "v_truncations", "v_contract_violations", "v_regressions",

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import random  # noqa: E402
 
-from transforms.synth import dumps, make_spans, runs, to_otlp  # noqa: E402
+from devtools.synth import dumps, make_spans, runs, to_otlp  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DAYS = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]

@@ -18,8 +18,8 @@ from pipelines.assets.lake import (
 from pipelines.assets.report import nightly_report
 from pipelines.resources import RunlakeResource
 from transforms.lake import MANIFEST, Lake
-from transforms.landing import day_digest, files_by_day
-from transforms.streams import file_sha256
+from transforms.read.landing import day_digest, files_by_day
+from transforms.read.streams import file_sha256
 
 ingest_day = dg.define_asset_job(
     "ingest_day",

@@ -15,7 +15,7 @@ import dagster as dg
 from pipelines.assets.lake import add_landing_days
 from pipelines.definitions import defs
 from transforms import db, warehouse
-from transforms.landing import files_by_day
+from transforms.read.landing import files_by_day
 from transforms.settings import Settings
 
 CHECK_FAILED = "DagsterAssetCheckFailedError"

@@ -3,14 +3,14 @@
 import re
 from pathlib import Path
 
+from devtools.docs import BEGIN, END, block
 from tests.conftest import REPO
 from transforms import warehouse
-from transforms.docs import BEGIN, END, block
-from transforms.flags import CATALOG
+from transforms.contracts.flags import CATALOG
 
 
 def test_readme_dictionary_is_current() -> None:
-    """Regenerate with `python -m transforms.docs` when a schema or flag changes."""
+    """Regenerate with `python -m devtools.docs` when a schema or flag changes."""
     text = (REPO / "README.md").read_text()
     assert BEGIN in text and END in text
     start = text.index(BEGIN)

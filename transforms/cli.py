@@ -28,12 +28,12 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from transforms import db, settings, warehouse
+from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError, RunlakeError, WarehouseError
 from transforms.importers import IMPORTERS, run_import
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
-from transforms.readers import READABLE_KINDS, discover
-from transforms.schemas import TABLES
+from transforms.read.readers import READABLE_KINDS, discover
 from transforms.settings import Settings
 
 out = Console(soft_wrap=True)
@@ -418,8 +418,7 @@ def doctor_cmd(
     """Check that the lake holds what its logs claim (every data file there and whole, every
     table readable); with --repair, make it consistent and read again the input files whose
     rows were lost. Exit status 1 when damage is found and not repaired."""
-    from transforms import doctor
-    from transforms.lake import Lake
+    from transforms.lake import Lake, doctor
 
     h = _home(home)
     lake = Lake(h)
@@ -471,8 +470,8 @@ def report_cmd(
 ) -> None:
     """Write the nightly HTML report (reports/nightly-DAY.html) and print what regressed.
     With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed."""
-    from transforms.nightly import EXIT_REGRESSED, NotifyError, notify
     from transforms.report import write_report
+    from transforms.report.nightly import EXIT_REGRESSED, NotifyError, notify
 
     if not 1 <= baseline_days <= 366:
         _fail(f"--baseline-days {baseline_days} must be between 1 and 366", 2)
@@ -571,7 +570,7 @@ def validate_cmd(
         help="Read the file as this kind, whatever its name.")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
-    from transforms import validate
+    from transforms.read import validate
 
     skipped: list[tuple[str, str]] = []
     files = discover([path], kind.value if kind is not None else None, skipped)

@@ -16,13 +16,20 @@ from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-from transforms import db, doctor, models, registry, warehouse
-from transforms.dates import date_folder
-from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, scan_sql
+from transforms import db, warehouse
+from transforms.contracts import models, registry
+from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, doctor, scan_sql
 from transforms.normalize.columns import ColumnBuffers
-from transforms.readers import DEFAULT_BLOCK_BYTES, READABLE_KINDS, BlockReader, InputFile, discover
-from transforms.streams import file_sha256
-from transforms.worker import BlockResult, BlockTask, process_batch
+from transforms.read.dates import date_folder
+from transforms.read.readers import (
+    DEFAULT_BLOCK_BYTES,
+    READABLE_KINDS,
+    BlockReader,
+    InputFile,
+    discover,
+)
+from transforms.read.streams import file_sha256
+from transforms.read.worker import BlockResult, BlockTask, process_batch
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -78,16 +85,17 @@ def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int 
            retention_hours: float = DEFAULT_RETENTION_HOURS) -> IngestReport:
     """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
     (unless `build_views` is False: the Dagster warehouse asset builds them). With `tools`, a
-    tool registry file (transforms.registry), every tool call of a run is checked against it;
-    files read against another registry (or none) are read again. `model_aliases` and `prices`
-    extend or override the shipped model alias and price tables (transforms.models); they are
-    stored with the lake and applied when the views are built, so a change re-reads no file."""
+    tool registry file (transforms.contracts.registry), every tool call of a run is checked
+    against it; files read against another registry (or none) are read again. `model_aliases`
+    and `prices` extend or override the shipped model alias and price tables
+    (transforms.contracts.models); they are stored with the lake and applied when the views are
+    built, so a change re-reads no file."""
     now = now or datetime.now(UTC)
     reg = registry.load(tools) if tools is not None else None
     tables = models.load(model_aliases, prices)
     lake = Lake(home)
     if lake.is_legacy():
-        from transforms import migrate
+        from transforms.lake import migrate
 
         migrate.convert(lake)
     # What the lake claims to hold must be there, or this ingest would build on lost rows.
@@ -228,7 +236,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
         # A fork server started once, with the worker module preloaded, forks each worker
         # from a clean process: no inherited DuckDB threads, and no per-worker import cost.
         ctx = get_context("forkserver")
-        ctx.set_forkserver_preload(["transforms.worker"])
+        ctx.set_forkserver_preload(["transforms.read.worker"])
         pool = ProcessPoolExecutor(n_workers, mp_context=ctx)
     states: list[_FileState] = []
     in_flight: list[tuple[Future[list[BlockResult]], list[_FileState]]] = []

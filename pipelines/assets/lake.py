@@ -4,7 +4,7 @@ warehouse they publish.
 The partitions are the UTC days the landing folder has files for (`YYYY-MM-DD` keys), added
 as they are found by the landing sensor, by `python -m pipelines.materialize` (`make run`) and
 by the nightly schedule: the UI shows the days that exist, nothing before the first one.
-Materializing partition D ingests the landing files of day D (see `transforms.landing`), runs
+Materializing partition D ingests the landing files of day D (see `transforms.read.landing`), runs
 the checks against the lake as it now is, and reports per-table metadata for day D. The
 warehouse asset rebuilds lake/_derived and warehouse.duckdb; the blocking check
 `lines_accounted_for` keeps it from running when the lake does not account for every line.
@@ -18,11 +18,13 @@ from typing import Any
 import dagster as dg
 
 from pipelines.resources import RunlakeResource
-from transforms import checks, db, nightly, warehouse
+from transforms import db, warehouse
+from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
-from transforms.landing import files_by_day
-from transforms.schemas import TABLES
+from transforms.read.landing import files_by_day
+from transforms.report import nightly
 from transforms.settings import Settings
+from transforms.warehouse import checks
 
 LAKE_GROUP = "lake"
 WRITER_TAG = "runlake/writer"

@@ -10,8 +10,8 @@ import dagster as dg
 
 from pipelines.assets.lake import warehouse_views
 from pipelines.resources import RunlakeResource
-from transforms.nightly import REASON_WORDS, REASONS, NotifyError, notify
 from transforms.report import write_report
+from transforms.report.nightly import REASON_WORDS, REASONS, NotifyError, notify
 
 
 @dg.asset(

@@ -44,7 +44,7 @@ def test_a_legacy_lake_under_a_name_value_folder_converts(tmp_path: Path) -> Non
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from transforms.schemas import TABLES
+    from transforms.contracts.schemas import TABLES
 
     home = tmp_path / "day=2020-01-01" / "run_id=x" / "home"
     lake = home / "lake"

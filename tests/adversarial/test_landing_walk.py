@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from transforms.ingest import FileReport, _run, ingest
-from transforms.readers import discover
+from transforms.read.readers import discover
 
 LINE = b'{"run_id": "%s", "response": {"final_response": "ok"}}\n'
 

@@ -20,7 +20,7 @@ from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
 from tests.pipelines.jobs import run_day
 from transforms import warehouse
-from transforms.schemas import TABLES
+from transforms.contracts.schemas import TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DAY = "2026-11-20"

@@ -6,12 +6,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
 from transforms.lake import Lake
-from transforms.readers import BOM, BlockReader, InputFile
-from transforms.schemas import TABLES
+from transforms.read.readers import BOM, BlockReader, InputFile
+from transforms.read.worker import BlockTask, normalize_block
 from transforms.warehouse import connect
-from transforms.worker import BlockTask, normalize_block
 
 GOOD = [b'{"run_id": "a", "response": {"final_response": "ok"}}',
         b'{"final_response": "", "messages": [{"role": "tool", "tool_call_id": "x"}]}',

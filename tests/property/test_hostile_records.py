@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.readers import BlockReader, InputFile
-from transforms.registry import Registry, load
-from transforms.schemas import TABLES
-from transforms.synth import make_spans, runs, to_otlp
-from transforms.worker import BlockTask, normalize_block
+from devtools.synth import make_spans, runs, to_otlp
+from transforms.contracts.registry import Registry, load
+from transforms.contracts.schemas import TABLES
+from transforms.read.readers import BlockReader, InputFile
+from transforms.read.worker import BlockTask, normalize_block
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70)

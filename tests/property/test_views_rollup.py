@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transforms import warehouse
+from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
-from transforms.schemas import TABLES
 
 STATUSES = ["passed", "failed", "error", "skipped", None]
 TOOLS = ["search", "fetch", "refund"]

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from transforms.errors import WarehouseError
-from transforms.sqlfiles import LAYERS, references, sql_files
+from transforms.warehouse.sqlfiles import LAYERS, references, sql_files
 
 
 def test_every_file_comes_after_what_it_names() -> None:

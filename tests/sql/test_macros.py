@@ -6,7 +6,8 @@ import math
 import duckdb
 import pytest
 
-from transforms import models, warehouse
+from transforms import warehouse
+from transforms.contracts import models
 
 
 @pytest.fixture(scope="module")

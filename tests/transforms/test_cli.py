@@ -239,7 +239,7 @@ def test_kind_and_format_choices_are_checked_by_the_cli(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from transforms.cli import KindChoice, app
-    from transforms.readers import KINDS
+    from transforms.read.readers import KINDS
 
     assert [k.value for k in KindChoice] == list(KINDS)
     res = CliRunner().invoke(app, ["ingest", str(tmp_path), "--kind", "nope"])

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.transforms.test_lake import table_digests
-from transforms import doctor, warehouse
+from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
-from transforms.lake import Lake
+from transforms.lake import Lake, doctor
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
 DAYS = ("2026-11-18", "2026-11-19", "2026-11-20")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from transforms.flags import CATALOG
+from transforms.contracts.flags import CATALOG
 from transforms.ingest import ingest
 from transforms.warehouse import connect
 

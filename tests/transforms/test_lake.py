@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from transforms import derive, lakecommit, sqlfiles, warehouse
 from transforms import lake as lake_mod
+from transforms import warehouse
+from transforms.contracts.schemas import RUN_TABLES
 from transforms.ingest import ingest
-from transforms.schemas import RUN_TABLES
+from transforms.lake import commit as lakecommit
+from transforms.warehouse import derived, sqlfiles
 
 
 def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
@@ -332,7 +334,7 @@ def test_lake_written_before_a_new_column_still_reads(write_lines: Callable[...,
     """A column added to a table after its files were written reads as null, not an error."""
     import pyarrow as pa
 
-    from transforms import schemas
+    from transforms.contracts import schemas
 
     ingest([write_lines([run("a", "2026-11-20")])], home)
     extra = schemas.Column("added_later", pa.int64(), "A column of a newer runlake.")
@@ -417,7 +419,7 @@ def _month_boundary_landing(folder: Path, days: list[str], seed: int) -> list[Pa
     import random
     from datetime import date
 
-    from transforms.synth import default_agents, make_run, make_spans
+    from devtools.synth import default_agents, make_run, make_spans
 
     rng = random.Random(seed)
     agents = default_agents([date.fromisoformat(d) for d in days])
@@ -528,7 +530,7 @@ def test_a_lake_of_the_previous_format_is_converted_on_first_use(tmp_path: Path,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from transforms.schemas import TABLES
+    from transforms.contracts.schemas import TABLES
 
     home = tmp_path / "home"
     lake = home / "lake"
@@ -570,7 +572,7 @@ def _far_links_landing(folder: Path) -> list[Path]:
     import random
     from datetime import date, timedelta
 
-    from transforms.synth import default_agents, make_run, make_spans
+    from devtools.synth import default_agents, make_run, make_spans
 
     rng = random.Random(5)
     days = [date(2026, 10, 25) + timedelta(days=i) for i in range(17)]
@@ -619,10 +621,10 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
 
     landing = _far_links_landing(tmp_path / "landing")
     now = datetime(2026, 11, 12, tzinfo=UTC)
-    monkeypatch.setattr(derive, "GROUP_WEEKS", 1)
+    monkeypatch.setattr(derived, "GROUP_WEEKS", 1)
     alone = tmp_path / "alone"
     ingest(landing, alone, now=now)
-    monkeypatch.setattr(derive, "GROUP_WEEKS", 8)
+    monkeypatch.setattr(derived, "GROUP_WEEKS", 8)
     grouped = tmp_path / "grouped"
     ingest(landing, grouped, now=now)
     assert len(list((grouped / "lake" / warehouse.DERIVED / warehouse.WEEKS).iterdir())) == 4

@@ -19,7 +19,8 @@ from transforms.ingest import ingest
 CHILD = """
 import os, signal, sys
 from pathlib import Path
-from transforms import lake, lakefiles, warehouse
+from transforms import lake, warehouse
+from transforms.lake import files as lakefiles
 from transforms.ingest import ingest
 
 owner, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -5,10 +5,11 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from transforms import checks, warehouse
+from transforms import warehouse
 from transforms.ingest import ingest
-from transforms.landing import files_by_day, landing_day
+from transforms.read.landing import files_by_day, landing_day
 from transforms.settings import Settings
+from transforms.warehouse import checks
 
 
 def test_landing_day_from_folder_name_then_mtime(tmp_path: Path) -> None:

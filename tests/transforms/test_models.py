@@ -12,11 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
-from transforms import models, warehouse
+from transforms import warehouse
 from transforms.cli import app
+from transforms.contracts import models
+from transforms.contracts.schemas import VIEW_COLUMNS
 from transforms.errors import InputError
 from transforms.ingest import IngestReport
-from transforms.schemas import VIEW_COLUMNS
 
 DAY = "2026-11-20"
 T0 = 1795136400000000000  # 2026-11-20T01:00:00Z in ns: the spans on their runs' day

@@ -158,7 +158,14 @@ def test_outcome_explanation(write_lines: Callable[..., Path], run_ingest: Calla
 
 def test_row_tuples_follow_schema_order() -> None:
     """The normalizer appends rows as tuples in these column orders; schemas.py must agree."""
-    from transforms.schemas import FLAGS, MESSAGES, METADATA_KV, RUNS, THINKING, TOOL_CALLS
+    from transforms.contracts.schemas import (
+        FLAGS,
+        MESSAGES,
+        METADATA_KV,
+        RUNS,
+        THINKING,
+        TOOL_CALLS,
+    )
 
     assert RUNS.names == [
         "run_id", "day", "agent", "agent_version", "model", "test_case_id", "batch_id",

@@ -153,8 +153,8 @@ def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: P
     import random
     from datetime import date
 
+    from devtools.synth import make_spans, runs, to_otlp
     from transforms import warehouse
-    from transforms.synth import make_spans, runs, to_otlp
 
     rng = random.Random(3)
     bulk, otlp = [], []

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from transforms.cli import app
+from transforms.contracts.registry import load
 from transforms.errors import InputError
 from transforms.ingest import ingest
-from transforms.registry import load
 
 CASES = Path(__file__).parent.parent / "cases"
 

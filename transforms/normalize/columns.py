@@ -8,14 +8,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from transforms.schemas import TABLES
+from transforms.contracts.schemas import TABLES
 
 INT64_MAX = 2**63 - 1
 """The largest value of a BIGINT column; readers keep larger integers out of their rows."""
 
 
 class ColumnBuffers:
-    """Rows per table, in the column order of transforms.schemas."""
+    """Rows per table, in the column order of transforms.contracts.schemas."""
 
     def __init__(self, tables: tuple[str, ...] = tuple(TABLES)) -> None:
         self.rows_of: dict[str, list[Any]] = {t: [] for t in tables}

@@ -14,11 +14,11 @@ import re
 from datetime import date
 from typing import Any
 
-from transforms import jsontext
+from transforms.contracts.registry import Registry
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.responses import ResponseNormalizer
-from transforms.readers import describe
-from transforms.registry import Registry
+from transforms.read import jsontext
+from transforms.read.readers import describe
 
 SCHEMA_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 NOT_DURABLE = ("a JSON object without data.conversationHistory (a list), so not a durable agent "

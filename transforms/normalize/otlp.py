@@ -29,10 +29,10 @@ from typing import Any
 
 import orjson
 
-from transforms import jsontext
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.spans import AGENT_KEYS, ALIASES, SpanNormalizer, attr_count
-from transforms.readers import describe
+from transforms.read import jsontext
+from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
             "span (traceId and spanId)")

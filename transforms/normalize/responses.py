@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from transforms import jsontext
-from transforms.dates import date_prefix, in_utc
-from transforms.flags import CATALOG
+from transforms.contracts.flags import CATALOG
+from transforms.contracts.registry import Registry
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
-from transforms.readers import describe, json_type
-from transforms.registry import Registry
+from transforms.read import jsontext
+from transforms.read.dates import date_prefix, in_utc
+from transforms.read.readers import describe, json_type
 
 FINAL_RESPONSE_LIMIT = 50_000
 OUTCOME_STATUSES = frozenset({"passed", "failed", "error", "skipped"})

@@ -10,9 +10,7 @@ runtime reconciliation) are derived in the warehouse views.
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from transforms import jsontext
-from transforms.dates import in_utc
-from transforms.flags import CATALOG
+from transforms.contracts.flags import CATALOG
 from transforms.normalize.columns import INT64_MAX, ColumnBuffers
 from transforms.normalize.transcript import (
     DEEP,
@@ -21,7 +19,9 @@ from transforms.normalize.transcript import (
     TranscriptNormalizer,
     message_key,
 )
-from transforms.readers import describe
+from transforms.read import jsontext
+from transforms.read.dates import in_utc
+from transforms.read.readers import describe
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ERROR_MESSAGE_LIMIT = 1024

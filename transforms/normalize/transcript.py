@@ -3,7 +3,8 @@
 Owns the rules for one OpenAI-style `messages` list (seeds/agent-response-v1.schema.json):
 roles, string/parts/null content, thinking blocks, both tool-call shapes with object or string
 arguments, and the linking of each call to the tool message that answers it. Rows are appended
-as tuples in the column order of transforms.schemas; flags go to the caller's `pending` list.
+as tuples in the column order of transforms.contracts.schemas; flags go to the caller's
+`pending` list.
 """
 
 from datetime import date
@@ -12,11 +13,11 @@ from typing import Any
 
 import orjson
 
-from transforms import jsontext
+from transforms.contracts.registry import Registry, Tool
+from transforms.contracts.schemas import TOOL_CALLS
 from transforms.normalize.columns import ColumnBuffers
-from transforms.readers import describe, json_type
-from transforms.registry import Registry, Tool
-from transforms.schemas import TOOL_CALLS
+from transforms.read import jsontext
+from transforms.read.readers import describe, json_type
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})

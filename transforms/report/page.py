@@ -17,8 +17,7 @@ from typing import Any
 
 import jinja2
 
-from transforms import nightly
-from transforms.report import charts, queries
+from transforms.report import charts, nightly, queries
 from transforms.report.fmt import p_value, pct, plain, usd_change
 from transforms.report.queries import MAX_FLIPS, ReportData
 from transforms.report.summary import ReportSummary

@@ -13,9 +13,10 @@ from typing import Any
 
 import duckdb
 
-from transforms import nightly, warehouse
+from transforms import warehouse
 from transforms.errors import InputError
-from transforms.nightly import Verdict
+from transforms.report import nightly
+from transforms.report.nightly import Verdict
 
 MAX_FLIPS = 30
 """Flipped test cases shown with their runs; the rest are counted."""

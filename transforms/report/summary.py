@@ -4,9 +4,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from transforms import nightly
-from transforms.nightly import Verdict
+from transforms.report import nightly
 from transforms.report.fmt import md, p_value, pct
+from transforms.report.nightly import Verdict
 
 
 @dataclass

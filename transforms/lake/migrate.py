@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from transforms import db
+from transforms.contracts.schemas import TABLES
 from transforms.lake import MANIFEST, PARTITION, Lake, duckdb_type, lake_schema, sql_str
-from transforms.schemas import TABLES
 
 _DAY_OF_FOLDER = ("CAST(regexp_extract(_runlake_file, "
                   "'/day=([0-9]{4}-[0-9]{2}-[0-9]{2})/[^/]*$', 1) AS DATE) AS day")

@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from transforms.contracts.registry import Registry
+from transforms.contracts.schemas import TABLES
 from transforms.lake import MANIFEST, PARTITION
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.otlp import OtlpNormalizer
 from transforms.normalize.responses import ResponseNormalizer
 from transforms.normalize.spans import SpanNormalizer
-from transforms.readers import Block, parse_line, split_block
-from transforms.registry import Registry
-from transforms.schemas import TABLES
+from transforms.read.readers import Block, parse_line, split_block
 
 NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
                   type[DurableNormalizer] | type[OtlpNormalizer]] = {

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from transforms import models
+from transforms.contracts import models
+from transforms.contracts.flags import CATALOG
+from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.errors import WarehouseError
-from transforms.flags import CATALOG
 from transforms.lake import REGISTRY, REGISTRY_SCHEMA, Lake, duckdb_type, files_sql, sql_str
-from transforms.schemas import RUN_TABLES, TABLES
 
 if TYPE_CHECKING:
-    from transforms.derive import Window
+    from transforms.warehouse.derived import Window
 
 SUPERSEDED_LINES = """
     SELECT run_id, day, source_file, source_line, win_day, win_file, win_line

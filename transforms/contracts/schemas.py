@@ -318,4 +318,4 @@ VIEW_COLUMNS: dict[str, tuple[Column, ...]] = {
     ),
 }
 """Columns the warehouse views add to a lake table, resolved when the warehouse is built from
-the whole lake and the model alias and price tables (transforms.models), never stored."""
+the whole lake and the model alias and price tables (transforms.contracts.models), never stored."""

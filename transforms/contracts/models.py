@@ -28,7 +28,7 @@ import yaml
 from transforms.errors import InputError
 from transforms.lake import MODEL_TABLES
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 ALIASES_FILE = DATA_DIR / "model_aliases.yaml"
 PRICES_FILE = DATA_DIR / "model_prices.yaml"
 SHIPPED = "runlake"

@@ -7,7 +7,7 @@ the rule for every line: it becomes a record, a counted blank, or a quarantine r
 The JSON rule is strict RFC 8259 as orjson reads it: NaN, Infinity, lone surrogates, numbers
 that overflow a double and nesting deeper than 1,024 levels are rejected (quarantine
 `invalid_json`); a duplicate key keeps its last value; integers beyond 64 bits are kept exact
-(transforms.jsontext), for the readers to store as JSON text or flag where a count is expected.
+(transforms.read.jsontext), for the readers to store as JSON text or flag where a count is expected.
 """
 
 import gzip
@@ -21,9 +21,9 @@ from typing import IO, Any, Literal
 
 import orjson
 
-from transforms import jsontext
 from transforms.errors import InputError
-from transforms.streams import (
+from transforms.read import jsontext
+from transforms.read.streams import (
     NOT_REGULAR,
     READ_BYTES,
     HashingReader,

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.schemas import TABLES
+from transforms.contracts.schemas import TABLES
 
 PARTITION = "month"
 MANIFEST = "ingest_files"

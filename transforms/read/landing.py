@@ -11,8 +11,8 @@ import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from transforms.dates import date_folder
-from transforms.readers import InputFile, discover
+from transforms.read.dates import date_folder
+from transforms.read.readers import InputFile, discover
 
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 

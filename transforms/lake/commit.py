@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
+from transforms.contracts.schemas import TABLES
 from transforms.errors import RunlakeError
-from transforms.lakefiles import DATA_TABLES, MANIFEST, PARTITION
-from transforms.schemas import TABLES
+from transforms.lake.files import DATA_TABLES, MANIFEST, PARTITION
 
 if TYPE_CHECKING:
     from transforms.lake import Lake

@@ -15,10 +15,16 @@ from pathlib import Path
 import duckdb
 
 from transforms import db
+from transforms.contracts.schemas import TABLES
 from transforms.lake import MODEL_TABLES, REGISTRY, Lake, sql_str
-from transforms.schemas import TABLES
-from transforms.sqlfiles import sql_files
-from transforms.staging import SUPERSEDED_LINES, prepare, prepare_lookups, prepare_tables, run_sql
+from transforms.lake.staging import (
+    SUPERSEDED_LINES,
+    prepare,
+    prepare_lookups,
+    prepare_tables,
+    run_sql,
+)
+from transforms.warehouse.sqlfiles import sql_files
 
 DERIVED = "_derived"
 """lake/_derived/<state>/<int_view>.parquet: the intermediate views of one lake version."""

@@ -1,6 +1,6 @@
 """The data dictionary and the flag code table as markdown, generated from the code.
 
-`python -m transforms.docs` prints the block that README.md carries between its
+`python -m devtools.docs` prints the block that README.md carries between its
 `<!-- generated:dictionary -->` markers, `--write` puts it there; a test keeps the two equal.
 """
 
@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 
 from transforms import warehouse
-from transforms.flags import CATALOG
+from transforms.contracts.flags import CATALOG
+from transforms.contracts.schemas import TABLES, VIEW_COLUMNS
 from transforms.lake import duckdb_type
-from transforms.schemas import TABLES, VIEW_COLUMNS
 
 BEGIN = "<!-- generated:dictionary -->"
 END = "<!-- /generated:dictionary -->"

@@ -1,5 +1,5 @@
 """Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes` and
-the model alias and price tables (`model_aliases`, `model_prices`: transforms.models).
+the model alias and price tables (`model_aliases`, `model_prices`: transforms.contracts.models).
 
 `staging.stg_<table>` reads each lake table as stored; the SQL under `sql/` builds everything
 else on them, among it the public view of each lake table (runs, messages, spans, ...), where
@@ -23,7 +23,11 @@ from pathlib import Path
 import duckdb
 
 from transforms import db
-from transforms.derive import (
+from transforms.contracts.schemas import TABLES
+from transforms.errors import InputError, WarehouseError
+from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
+from transforms.lake.staging import SUPERSEDED_LINES, prepare, run_sql
+from transforms.warehouse.derived import (
     DERIVED,
     GROUP_WEEKS,
     NEIGHBOUR_DAYS,
@@ -33,11 +37,7 @@ from transforms.derive import (
     derived_intact,
     derived_sql,
 )
-from transforms.errors import InputError, WarehouseError
-from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
-from transforms.schemas import TABLES
-from transforms.sqlfiles import SQL_DIR, sql_files, view_docs
-from transforms.staging import SUPERSEDED_LINES, prepare, run_sql
+from transforms.warehouse.sqlfiles import SQL_DIR, sql_files, view_docs
 
 __all__ = ["DERIVED", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "WEEKS", "WEEKS_FILE",
            "WarehouseError", "at", "build", "connect", "derive", "is_current", "live", "path",

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from transforms.errors import WarehouseError
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 LAYERS = ("macros", "staging", "intermediate", "marts", "checks")
 
 _ORDER: dict[Path, tuple[tuple[tuple[str, int], ...], list[Path]]] = {}

@@ -36,10 +36,12 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms import lakecommit, lakefiles
+from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError, RunlakeError
-from transforms.lakecommit import CommitConflict, CommitResult, history, lake_meta, with_retries
-from transforms.lakefiles import (
+from transforms.lake import commit as lakecommit
+from transforms.lake import files as lakefiles
+from transforms.lake.commit import CommitConflict, CommitResult, history, lake_meta, with_retries
+from transforms.lake.files import (
     DATA_TABLES,
     MANIFEST,
     PARTITION,
@@ -53,7 +55,6 @@ from transforms.lakefiles import (
     scan_sql,
     sql_str,
 )
-from transforms.schemas import TABLES
 
 __all__ = ["DATA_TABLES", "MANIFEST", "PARTITION", "CommitConflict", "CommitResult",
            "duckdb_type", "empty_select", "files_sql", "history", "month_of", "scan_sql",
@@ -66,14 +67,14 @@ REGISTRY_SCHEMA = pa.schema([
     ("registry_file", pa.string())])
 """lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
 MODEL_TABLES = "_models/tables.json"
-"""The model alias and price tables the last ingest was given (transforms.models)."""
+"""The model alias and price tables the last ingest was given (transforms.contracts.models)."""
 MANIFEST_MADE = ".ingest_files.made"
 """lake/.ingest_files.made: the manifest has been committed once (without it, data tables and
 no manifest are a first ingest that died before its manifest commit, not damage)."""
 DEFAULT_RETENTION_HOURS = 2.0
 """How long a replaced file stays on disk for readers that listed it (RUNLAKE_RETENTION_HOURS)."""
 LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
-"""What a lake written before Delta Lake holds (see transforms.migrate)."""
+"""What a lake written before Delta Lake holds (see transforms.lake.migrate)."""
 
 T = TypeVar("T")
 
@@ -370,7 +371,7 @@ class Lake:
         return version, added_rows, removed
 
     def maintain(self, months: Iterable[str], retention_hours: float) -> dict[str, int]:
-        """Compaction and vacuum as thresholds say (transforms.lakecommit.maintain)."""
+        """Compaction and vacuum as thresholds say (transforms.lake.commit.maintain)."""
         return lakecommit.maintain(self, months, retention_hours)
 
     def vacuum(self, retention_hours: float) -> int:

@@ -1,0 +1,1 @@
+"""Development tools: synthetic traces and generated docs; not part of the product."""
