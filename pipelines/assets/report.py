@@ -2,7 +2,7 @@
 
 `no_regression` is a blocking check: when it fails at ERROR the report is still written and
 recorded, and then the step fails, so the run shows as failed in the runs list (a WARN, a
-pass-rate drop with p < 0.05 only, leaves the run green)."""
+pass-rate drop below the warning level only, leaves the run green)."""
 
 from datetime import date
 
@@ -11,7 +11,14 @@ import dagster as dg
 from pipelines.assets.lake import warehouse_views
 from pipelines.resources import RunlakeResource
 from transforms.report import write_report
-from transforms.report.nightly import REASON_WORDS, REASONS, NotifyError, notify
+from transforms.report.nightly import (
+    REASON_WORDS,
+    REASONS,
+    SIGNIFICANCE_LEVEL,
+    WARNING_LEVEL,
+    NotifyError,
+    notify,
+)
 
 
 @dg.asset(
@@ -19,10 +26,11 @@ from transforms.report.nightly import REASON_WORDS, REASONS, NotifyError, notify
     check_specs=[dg.AssetCheckSpec(
         "no_regression", asset="nightly_report",
         description="Nothing got worse on the latest day against the 7 days before: ERROR when "
-                    "an agent and model crashed (error rate rose, one-sided z-test p < 0.01), "
-                    "went missing (baseline runs, none on the day), lost pass rate "
-                    "(two-proportion z-test p < 0.01), or a regular test case did not run; "
-                    "WARN when a pass-rate drop has p < 0.05 only. ERROR fails the run.",
+                    "an agent and model crashed (error rate rose, one-sided z-test p < "
+                    f"{SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the day), "
+                    f"lost pass rate (two-proportion z-test p < {SIGNIFICANCE_LEVEL:g}), or a "
+                    "regular test case did not run; WARN when a pass-rate drop has p < "
+                    f"{WARNING_LEVEL:g} only. ERROR fails the run.",
         blocking=True)],
 )
 def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
@@ -50,9 +58,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
         except NotifyError as e:
             context.log.warning(str(e))
     # Pass-rate drops that are suggestive but not significant: a warning, never an error.
-    drops = [p for p in v.pairs if "pass_rate" not in p.reasons
-             and p.row["p_value"] is not None and p.row["p_value"] < 0.05
-             and (p.row["latest_pass_rate"] or 0) < (p.row["baseline_pass_rate"] or 0)]
+    drops = v.suggestive_drops()
     kinds = [f"{len(hit)} {REASON_WORDS[reason]}" for reason, hit in by_reason.items() if hit]
     if v.missing_cases:
         kinds.append(f"{len(v.missing_cases)} missing test cases")
@@ -61,7 +67,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
         severity=dg.AssetCheckSeverity.ERROR if not v.all_clear else
         dg.AssetCheckSeverity.WARN,
         description=(v.headline() if not v.all_clear else
-                     f"nothing regressed; {len(drops)} pass-rate drops with p < 0.05"),
+                     f"nothing regressed; {len(drops)} pass-rate drops with p < {WARNING_LEVEL:g}"),
         metadata={
             "latest_day": summary.latest_day.isoformat(),
             "failed_on": ", ".join(kinds) or "nothing",
@@ -75,6 +81,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
             "n_missing": len(by_reason["missing"]),
             "n_pass_rate": len(by_reason["pass_rate"]),
             "n_missing_test_cases": len(v.missing_cases),
-            "drops_p_below_0_05": len(drops),
-            "limit_p_value": 0.01,
+            "suggestive_drops": len(drops),
+            "warning_level": WARNING_LEVEL,
+            "significance_level": SIGNIFICANCE_LEVEL,
         })

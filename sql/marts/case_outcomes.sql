@@ -23,7 +23,7 @@ graded as (
     from runs
     cross join window_
     where
-        runs.status in ('passed', 'failed', 'contract_violation')
+        is_graded(runs.status)
         and runs.test_case_id is not null
         and runs.day between window_.baseline_start and window_.latest_day
 ),

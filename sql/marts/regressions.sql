@@ -44,11 +44,11 @@ sides as (
         count(*) filter (where not on_latest) as baseline_n_runs,
         count(*) filter (where on_latest) as latest_n_runs,
         count(*) filter (
-            where not on_latest and status in ('passed', 'failed', 'contract_violation')
+            where not on_latest and is_graded(status)
         ) as baseline_n_graded,
         count(*) filter (where not on_latest and status = 'passed') as baseline_n_passed,
         count(*) filter (
-            where on_latest and status in ('passed', 'failed', 'contract_violation')
+            where on_latest and is_graded(status)
         ) as latest_n_graded,
         count(*) filter (where on_latest and status = 'passed') as latest_n_passed,
         count(*) filter (where not on_latest and status = 'error') as baseline_n_errors,

@@ -13,7 +13,7 @@ counts as (
         agent,
         model,
         count(*) as n_runs,
-        count(*) filter (where status in ('passed', 'failed', 'contract_violation')) as n_graded,
+        count(*) filter (where is_graded(status)) as n_graded,
         count(*) filter (where status = 'passed') as n_passed,
         count(*) filter (where status = 'failed') as n_failed,
         count(*) filter (where status = 'contract_violation') as n_contract_violations,

@@ -94,7 +94,7 @@ def test_a_sandboxed_connection_cannot_be_unlocked(tmp_path: Path) -> None:
 
 def test_statement_kinds_read_what_an_explain_runs() -> None:
     """EXPLAIN ANALYZE runs what it explains: an EXPLAIN is a query only when that is one."""
-    from transforms.cli import _statement_kinds
+    from transforms.warehouse.query import statement_kinds as _statement_kinds
 
     con = duckdb.connect()
     try:

@@ -23,15 +23,22 @@ its own takes the name of its nearest `invoke_agent` ancestor, found among the s
 line and of the file's earlier lines; else its resource's service.name, as for span JSONL.
 """
 
-import re
 from datetime import date
 from typing import Any
 
-import orjson
-
-from transforms.normalize.columns import INT64_MAX, ColumnBuffers
-from transforms.normalize.spans import AGENT_KEYS, ALIASES, SpanNormalizer, attr_count
-from transforms.read import jsontext
+from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.otlp_attributes import (
+    as_dict,
+    attributes,
+    count_value,
+    first,
+    genai_messages,
+    indexed_messages,
+    json_value,
+    lookup,
+    nanos,
+)
+from transforms.normalize.spans import AGENT_KEYS, SpanNormalizer
 from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -54,189 +61,18 @@ AGENT_MEMORY = 200_000
 """Spans of a file's earlier lines remembered for the agent their descendants inherit."""
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _lookup(table: dict[Any, str], v: Any) -> str | None:
-    """`table[v]` for a name or number (never a bool or an unhashable value), else None."""
-    return table.get(v) if isinstance(v, int | str) and not isinstance(v, bool) else None
-
-
-def _any_value(v: Any) -> Any:
-    """An OTLP AnyValue as a plain value."""
-    if not isinstance(v, dict):
-        return v
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in v:
-            return v[key]
-    if "intValue" in v:
-        raw = v["intValue"]
-        try:
-            n = int(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else None
-        except ValueError:
-            n = None
-        # Out of the 64-bit range (or not a number): kept as given, never a crash later.
-        return n if n is not None and -INT64_MAX - 1 <= n <= INT64_MAX else raw
-    if "arrayValue" in v:
-        values = _dict(v["arrayValue"]).get("values")
-        return [_any_value(x) for x in values] if isinstance(values, list) else []
-    if "kvlistValue" in v:
-        return _attributes(_dict(v["kvlistValue"]).get("values"))
-    if "bytesValue" in v:
-        return v["bytesValue"]
-    return None
-
-
-def _attributes(kvs: Any) -> dict[str, Any]:
-    if isinstance(kvs, dict):
-        return kvs  # already a plain mapping (JS ReadableSpan, hand-made exports)
-    out: dict[str, Any] = {}
-    for kv in kvs if isinstance(kvs, list) else []:
-        if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-            out[kv["key"]] = _any_value(kv.get("value"))
-    return out
-
-
-def _first(attrs: dict[str, Any], field: str) -> Any:
-    for key in ALIASES[field]:
-        if attrs.get(key) is not None:
-            return attrs[key]
-    return None
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return jsontext.loads(v)
-        except orjson.JSONDecodeError:
-            return v
-    return v
-
-
-def _nanos(v: Any) -> Any:
-    """Unix nanoseconds from OTLP's decimal strings or JS HrTime `[s, ns]`; anything else is
-    passed on as it is, so the span reader names it (span_malformed)."""
-    if isinstance(v, list) and len(v) == 2:
-        s, ns = _int(v[0]), _int(v[1])
-        if s is not None and ns is not None:
-            return s * 1_000_000_000 + ns
-    n = _int(v)
-    return v if n is None else n
-
-
-def _int(v: Any) -> int | None:
-    """A non-negative integer that fits a BIGINT, from an int, ASCII decimal digits (OTLP/JSON
-    writes 64-bit integers as strings) or a whole double (OTLP doubleValue)."""
-    return attr_count(v)
-
-
-def _count(v: Any) -> Any:
-    """A token count as an int when it is one (numbers as strings too), else the value as
-    given, so the span reader flags it rather than dropping it silently."""
-    n = _int(v)
-    return v if n is None else n
-
-
-def genai_messages(raw: Any) -> list[dict[str, Any]] | None:
-    """GenAI `{role, parts: [...]}` messages (or OpenAI-style ones) as transcript messages."""
-    value = _json(raw)
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        value = value["messages"]
-    if not isinstance(value, list):
-        return None
-    out: list[dict[str, Any]] = []
-    for m in value:
-        if not isinstance(m, dict):
-            out.append(m)  # kept: the transcript normalizer flags it
-            continue
-        parts = m.get("parts")
-        if not isinstance(parts, list):
-            content = m.get("content")
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-            out.append({**m, "content": blocks})
-            continue
-        blocks, calls, results = [], [], []
-        for p in parts:
-            t = p.get("type") if isinstance(p, dict) else None
-            if t == "text":
-                blocks.append({"type": "text", "text": p.get("content") or p.get("text") or ""})
-            elif t == "reasoning":
-                blocks.append({"type": "thinking", "thinking": p.get("content") or ""})
-            elif t == "tool_call":
-                calls.append({"id": p.get("id"), "name": p.get("name"),
-                              "arguments": p.get("arguments")})
-            elif t == "tool_call_response":
-                resp = p.get("response", p.get("result"))
-                results.append({"role": "tool", "tool_call_id": p.get("id"), "content": [
-                    {"type": "text", "text": resp if isinstance(resp, str)
-                     else jsontext.dumps(resp)}]})
-            elif isinstance(p, dict):
-                blocks.append(p)
-        if results and not blocks and not calls:
-            out.extend(results)
-            continue
-        msg: dict[str, Any] = {"role": m.get("role"), "content": blocks}
-        if calls:
-            msg["tool_calls"] = calls
-        out.append(msg)
-        out.extend(results)
-    return out
-
-
-_FLAT = (re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$"),  # OpenInference
-         re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$"))  # OpenLLMetry
-_DIRECTION = {"input": "input", "output": "output", "prompt": "input", "completion": "output"}
-_CALL = re.compile(r"^tool_calls\.(\d+)\.(?:tool_call\.)?(id|name|arguments|function\.name|"
-                   r"function\.arguments)$")
-
-
-def indexed_messages(attrs: dict[str, Any], direction: str) -> list[dict[str, Any]]:
-    """Messages flattened into indexed attributes: OpenInference's
-    `llm.<direction>_messages.N.message.*` and OpenLLMetry's `gen_ai.prompt.N.*` /
-    `gen_ai.completion.N.*` (role, content, tool calls, tool_call_id)."""
-    rows: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        for pattern in _FLAT:
-            m = pattern.match(key)
-            if m and _DIRECTION[m[1]] == direction:
-                rows.setdefault(int(m[2]), {})[m[3]] = value
-    out = []
-    for _, f in sorted(rows.items()):
-        blocks = []
-        if isinstance(f.get("content"), str):
-            blocks.append({"type": "text", "text": f["content"]})
-        texts = sorted((k, v) for k, v in f.items()
-                       if k.startswith("contents.") and k.endswith("message_content.text"))
-        blocks += [{"type": "text", "text": v} for _, v in texts]
-        msg: dict[str, Any] = {"role": f.get("role"), "content": blocks}
-        calls: dict[int, dict[str, Any]] = {}
-        for k, v in f.items():
-            cm = _CALL.match(k)
-            if cm:
-                calls.setdefault(int(cm[1]), {})[cm[2].split(".")[-1]] = v
-        if calls:
-            msg["tool_calls"] = [{"id": c.get("id"), "name": c.get("name"),
-                                  "arguments": c.get("arguments")}
-                                 for _, c in sorted(calls.items())]
-        if f.get("tool_call_id"):
-            msg["tool_call_id"] = f["tool_call_id"]
-        out.append(msg)
-    return out
-
-
 def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     """One OTLP span as a spans-bulk Span (the seed's shape)."""
-    ctx = _dict(span.get("spanContext"))
-    attrs = _attributes(span.get("attributes"))
-    status = _dict(span.get("status"))
-    parent_ctx = _dict(span.get("parentSpanContext"))
+    ctx = as_dict(span.get("spanContext"))
+    attrs = attributes(span.get("attributes"))
+    status = as_dict(span.get("status"))
+    parent_ctx = as_dict(span.get("parentSpanContext"))
     problems: list[str] = []
-    code = _lookup(STATUS, status.get("code"))
+    code = lookup(STATUS, status.get("code"))
     if code is None and status.get("code") is not None:
         problems.append(f"status.code {str(status.get('code'))[:30]!r} is not an OTLP status")
     # The JS ReadableSpan numbers kinds its own way; an absent kind is INTERNAL.
-    kind = _lookup(JS_KINDS if ctx else KINDS, span.get("kind"))
+    kind = lookup(JS_KINDS if ctx else KINDS, span.get("kind"))
     if kind is None and span.get("kind") is not None:
         problems.append(f"kind {str(span.get('kind'))[:30]!r} is not an OTLP span kind")
     out: dict[str, Any] = {
@@ -245,14 +81,14 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
                     "span_id": span.get("spanId") or ctx.get("spanId"), "trace_state": ""},
         "kind": "SpanKind." + (kind or "INTERNAL"),
         "parent_id": span.get("parentSpanId") or parent_ctx.get("spanId") or None,
-        "start_time": _nanos(span.get("startTimeUnixNano", span.get("startTime"))),
-        "end_time": _nanos(span.get("endTimeUnixNano", span.get("endTime"))),
+        "start_time": nanos(span.get("startTimeUnixNano", span.get("startTime"))),
+        "end_time": nanos(span.get("endTimeUnixNano", span.get("endTime"))),
         "status": {"status_code": f"StatusCode.{code or 'UNSET'}",
                    **({"description": status["message"]} if status.get("message") else {})},
         "attributes": attrs,
-        "events": [{"name": e.get("name"), "timestamp": _nanos(e.get("timeUnixNano",
+        "events": [{"name": e.get("name"), "timestamp": nanos(e.get("timeUnixNano",
                                                                         e.get("time"))),
-                    "attributes": _attributes(e.get("attributes"))}
+                    "attributes": attributes(e.get("attributes"))}
                    for e in (span["events"] if isinstance(span.get("events"), list) else [])
                    if isinstance(e, dict)],
         "resource": {"attributes": resource, "schema_url": ""},
@@ -265,25 +101,25 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
     vercel_op = attrs.get("ai.operationId")
     marked = [v.lower() for v in (attrs.get(k) for k in FRAMEWORK_KINDS) if isinstance(v, str)]
     is_llm = operation in LLM_OPERATIONS or attrs.get("openinference.span.kind") == "LLM" or (
-        operation is None and _first(attrs, "input_tokens") is not None
-        and _first(attrs, "model") is not None
+        operation is None and first(attrs, "input_tokens") is not None
+        and first(attrs, "model") is not None
         and all(v == "llm" for v in marked)
         and (not isinstance(vercel_op, str) or vercel_op.endswith((".doGenerate", ".doStream"))))
     if operation == "execute_tool" and not isinstance(attrs.get("gen_ai.tool.name"), str):
         problems.append("an execute_tool span without gen_ai.tool.name")
     if is_llm:
-        finish = _json(_first(attrs, "finish_reasons"))
-        raw_in, raw_out = _first(attrs, "input_messages"), _first(attrs, "output_messages")
+        finish = json_value(first(attrs, "finish_reasons"))
+        raw_in, raw_out = first(attrs, "input_messages"), first(attrs, "output_messages")
         inp: Any = genai_messages(raw_in)
         outp: Any = genai_messages(raw_out)
-        if _first(attrs, "model") is None:
+        if first(attrs, "model") is None:
             problems.append("an LLM span without gen_ai.request.model or a response model")
         if inp is None and raw_in is not None:
             inp = raw_in  # not a message list: the span reader flags it with what it is
         elif inp is None:
             inp = indexed_messages(attrs, "input")
         # Current conventions keep the system prompt apart, as a list of parts.
-        instructions = _json(attrs.get("gen_ai.system_instructions"))
+        instructions = json_value(attrs.get("gen_ai.system_instructions"))
         if isinstance(inp, list) and isinstance(instructions, list) and instructions:
             inp = (genai_messages([{"role": "system", "parts": instructions}]) or []) + inp
         if outp is None and raw_out is not None:
@@ -293,14 +129,14 @@ def to_span(span: dict[str, Any], resource: dict[str, Any]) -> dict[str, Any]:
             reply = attrs.get("ai.response.text", attrs.get("ai.response.object"))
             if not outp and isinstance(reply, str):  # Vercel AI SDK: the reply as text or JSON
                 outp = [{"role": "assistant", "content": [{"type": "text", "text": reply}]}]
-        max_tokens = _count(_first(attrs, "max_tokens"))  # the span reader flags a bad one
+        max_tokens = count_value(first(attrs, "max_tokens"))  # the span reader flags a bad one
         out["log_request"] = {
-            "provider": str(_first(attrs, "provider") or "unknown"),
-            "model": str(_first(attrs, "model") or "unknown"),
+            "provider": str(first(attrs, "provider") or "unknown"),
+            "model": str(first(attrs, "model") or "unknown"),
             "input": {"type": "chat", "messages": inp},
             "output": {"type": "chat", "messages": outp},
-            "input_tokens": _count(_first(attrs, "input_tokens")),
-            "output_tokens": _count(_first(attrs, "output_tokens")),
+            "input_tokens": count_value(first(attrs, "input_tokens")),
+            "output_tokens": count_value(first(attrs, "output_tokens")),
             "parameters": {} if max_tokens is None else {"max_tokens": max_tokens},
             "finish_reasons": finish if isinstance(finish, list) else
             ([finish] if isinstance(finish, str) else []),
@@ -395,7 +231,7 @@ class OtlpNormalizer:
                 if not isinstance(rs, dict):
                     dropped.append(f"{where} is {describe(rs)}")
                     continue
-                resource = _attributes(_dict(rs.get("resource")).get("attributes"))
+                resource = attributes(as_dict(rs.get("resource")).get("attributes"))
                 key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
                 scopes = rs.get(key)
                 if not isinstance(scopes, list):
@@ -417,7 +253,7 @@ class OtlpNormalizer:
                 return "an OTLP export record without a readable span" + (
                     f" ({'; '.join(dropped[:3])})" if dropped else "")
         elif ("traceId" in obj and "spanId" in obj) or isinstance(obj.get("spanContext"), dict):
-            spans = [to_span(obj, _attributes(_dict(obj.get("resource")).get("attributes")))]
+            spans = [to_span(obj, attributes(as_dict(obj.get("resource")).get("attributes")))]
         else:
             return NOT_OTLP
         for detail in dropped:

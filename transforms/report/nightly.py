@@ -22,6 +22,11 @@ from typing import Any
 import duckdb
 
 from transforms.errors import RunlakeError
+from transforms.warehouse.sqlfiles import constant
+
+SIGNIFICANCE_LEVEL = constant("significance_level")
+WARNING_LEVEL = constant("warning_level")
+"""The two p-value levels, as sql/macros sets them (the views use the macros themselves)."""
 
 REASONS = ("error_rate", "missing", "pass_rate")
 """In the order the first screen shows them: a pair that crashed or did not run is worse news
@@ -102,6 +107,13 @@ class Verdict:
         """Regressed pairs, crashed first, then missing, then pass-rate drops."""
         return sorted((p for p in self.pairs if p.regressed),
                       key=lambda p: (min(REASONS.index(x) for x in p.reasons), p.agent, p.model))
+
+    def suggestive_drops(self) -> list[PairChange]:
+        """Pairs whose pass rate fell with a p-value below warning_level() but not below
+        significance_level(): worth a warning, not a regression."""
+        return [p for p in self.pairs if "pass_rate" not in p.reasons
+                and p.row["p_value"] is not None and p.row["p_value"] < WARNING_LEVEL
+                and (p.row["latest_pass_rate"] or 0) < (p.row["baseline_pass_rate"] or 0)]
 
     def by_reason(self, reason: str) -> list[PairChange]:
         return [p for p in self.regressed if reason in p.reasons]

@@ -111,3 +111,14 @@ def header(path: Path) -> dict[str, str]:
 def view_docs() -> dict[str, dict[str, str]]:
     """Purpose and grain of each public view, from the headers of sql/marts."""
     return {f.stem: header(f) for f in sorted((SQL_DIR / "marts").glob("*.sql"))}
+
+
+def constant(macro: str, root: Path | None = None) -> float:
+    """The number a constant macro under sql/macros returns (significance_level(),
+    warning_level()), read from its file: the SQL stays the one place it is set."""
+    f = (root or SQL_DIR) / "macros" / f"{macro}.sql"
+    created = sqlglot.parse_one(f.read_text(), read="duckdb")
+    body = created.expression
+    if not isinstance(body, exp.Literal) or body.is_string:
+        raise WarehouseError(f"macros/{f.name}: {macro}() is not a number")
+    return float(body.this)

@@ -1,0 +1,143 @@
+"""`runlake ingest`: reading trace files into the lake, and what was read."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from transforms import warehouse
+from transforms.cli.app import (
+    HomeOpt,
+    KindChoice,
+    _fail,
+    _home,
+    _printable,
+    _settings,
+    app,
+    err,
+    out,
+)
+from transforms.ingest import IngestReport, ingest
+from transforms.read.readers import READABLE_KINDS, discover
+
+PROGRESS_MIN_BYTES = 32 * 1024 * 1024
+
+
+@app.command("ingest")
+def ingest_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest.")],
+    home: HomeOpt = None,
+    kind: Annotated[KindChoice | None, typer.Option(
+        help="Read every file as this kind, whatever its name.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
+    tools: Annotated[Path | None, typer.Option(
+        help="Tool registry (tools.json or tools.yaml) to check tool calls against "
+             "[default: $RUNLAKE_TOOLS]")] = None,
+    model_aliases: Annotated[Path | None, typer.Option(
+        help="Model alias table (YAML) extending the shipped one "
+             "[default: $RUNLAKE_MODEL_ALIASES]")] = None,
+    prices: Annotated[Path | None, typer.Option(
+        help="Price table (YAML) extending the shipped one [default: $RUNLAKE_PRICES]")] = None,
+) -> None:
+    """Read trace files into the lake and rebuild the warehouse views."""
+    if workers is not None and workers < 1:
+        _fail(f"--workers {workers} must be at least 1", 2)
+    config = _settings()
+    h = _home(home)
+    as_kind = kind.value if kind is not None else None
+    total = sum(f.size for f in discover(paths, as_kind)) if err.is_terminal else 0
+    if total >= PROGRESS_MIN_BYTES and err.is_terminal:
+        with Progress("[progress.description]{task.description}", BarColumn(),
+                      DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                      console=err, transient=True) as bar:
+            task = bar.add_task("ingesting", total=total)
+            report = ingest(paths, h, kind=as_kind, workers=workers or config.workers,
+                            progress=lambda n: bar.advance(task, n),
+                            tools=tools or config.tools,
+                            model_aliases=model_aliases or config.model_aliases,
+                            prices=prices or config.prices,
+                            retention_hours=config.retention_hours)
+    else:
+        report = ingest(paths, h, kind=as_kind, workers=workers or config.workers,
+                        tools=tools or config.tools,
+                        model_aliases=model_aliases or config.model_aliases,
+                        prices=prices or config.prices,
+                        retention_hours=config.retention_hours)
+    _print_report(report)
+    if not report.files:
+        _fail(f"no input files found in {', '.join(map(str, paths))}", 2)
+    readable = [f for f in report.files if f not in report.unreadable]
+    if not readable:
+        _fail("no file of a readable kind: see the kinds above", 2)
+    if all(f.accepted == 0 for f in readable) and not any(f.skipped for f in readable):
+        _fail("no line could be read as a run: see quarantine above", 1)
+
+
+LISTED_FILES = 12
+"""Up to this many files are listed one per line; beyond, only those worth a look (errors,
+quarantined lines, unknown kinds), and unchanged files are counted in one line."""
+
+
+def _print_report(r: IngestReport) -> None:
+    done = [f for f in r.files if not f.skipped]
+    n_skipped = len(r.files) - len(done)
+    if len(r.files) <= LISTED_FILES:
+        shown = r.files
+    else:  # a re-run over a big landing folder: what was read this time, not what was not
+        shown = done if len(done) <= LISTED_FILES else [
+            f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
+    if shown:
+        t = Table(show_edge=False)
+        for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
+            t.add_column(c, overflow="fold", justify="right" if c in (
+                "lines", "accepted", "quarantined", "blank") else "left")
+        for f in shown:
+            note = "unchanged, skipped" if f.skipped else ("see below" if f.error else "")
+            t.add_row(_printable(f.source_file), f.kind or "unknown",
+                      *("-" if f.skipped else f"{x:,}"
+                        for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
+        out.print(t, highlight=False, markup=False)
+    if n_skipped and len(r.files) > LISTED_FILES:
+        out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
+                  highlight=False)
+    for f in r.files:
+        if f.error:
+            out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
+    _print_skipped(r.skipped_paths)
+    out.print(f"{len(r.files):,} files ({n_skipped:,} unchanged): "
+              f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
+              f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
+              f"{sum(f.blank for f in done):,} blank", highlight=False)
+    if r.rows:
+        out.print("rows: " + ", ".join(f"{k} {v:,}" for k, v in r.rows.items()))
+    if r.flags_by_code:
+        out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in r.flags_by_code.items()))
+    if r.maintenance:
+        out.print("lake upkeep: " + ", ".join(f"{k} {v:,}" for k, v in r.maintenance.items()))
+    if r.quarantine_by_code:
+        out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
+                                                   for k, v in r.quarantine_by_code.items()))
+    if r.unpriced_models:
+        out.print(_printable(
+            "models without a price (cost unknown; add them with RUNLAKE_PRICES): "
+            + ", ".join(f"{m} ({n:,})" for m, n in r.unpriced_models.items())),
+            highlight=False, markup=False)
+    if r.model_tables_changed:
+        out.print("model alias or price table changed: views computed again", highlight=False)
+    if r.days:
+        out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
+    out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "
+              "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
+
+
+def _print_skipped(skipped: list[tuple[str, str]]) -> None:
+    for path, reason in skipped:
+        out.print(_printable(f"skipped {path}: {reason}"), highlight=False, markup=False)

@@ -1,0 +1,124 @@
+"""`runlake sql` and `runlake views`: questions over the warehouse, read-only."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import duckdb
+import typer
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+
+from transforms import db, warehouse
+from transforms.cli.app import (
+    HomeOpt,
+    OutputFormat,
+    _fail,
+    _home,
+    _one_line,
+    _printable,
+    app,
+    err,
+    out,
+)
+from transforms.contracts.schemas import TABLES
+from transforms.lake import Lake
+from transforms.warehouse.query import check_read_only
+
+
+@app.command("sql")
+def sql_cmd(
+    query: Annotated[str, typer.Argument(help="A SQL query over the warehouse views.")],
+    home: HomeOpt = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="How to print the result.")
+                   ] = OutputFormat.table,
+    output: Annotated[Path | None, typer.Option(help="Write the result to this file.")] = None,
+    limit: Annotated[int, typer.Option(help="Rows to print as a table.")] = 200,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", help="Answer from an earlier lake version: a version number from "
+        "`runlake history`, or a UTC timestamp like 2026-11-20T08:00:00Z.")] = None,
+) -> None:
+    """Run a read-only SQL query against the warehouse."""
+    if fmt == "parquet" and output is None:
+        _fail("--format parquet needs --output FILE", 2)
+    if limit < 0:
+        _fail(f"--limit {limit} must be 0 or more", 2)
+    h = _home(home)
+    lake = Lake(h).root
+    if as_of is None:
+        con = warehouse.connect(h)
+    else:
+        con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
+    try:
+        # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
+        db.sandbox(con, [lake])
+        check_read_only(con, query)
+        rel = con.sql(query)
+        if rel is None:
+            _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
+        frame = rel.pl()
+    except duckdb.Error as e:
+        _fail(f"query failed: {_one_line(str(e))}")
+    finally:
+        con.close()
+    if fmt == "table":
+        t = Table(show_edge=False)
+        for name in frame.columns:
+            t.add_column(name, overflow="fold", max_width=60)
+        for row in frame.head(limit).iter_rows():
+            t.add_row(*("NULL" if v is None else _printable(str(v)) for v in row))
+        # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
+        shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
+            out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
+        shown.print(t, highlight=False, markup=False)
+        if frame.height > limit:
+            out.print(f"... {frame.height - limit:,} more rows (use --limit or --output)")
+        out.print(f"{frame.height:,} rows")
+        return
+    import polars as pl  # here, not at the top: every other command starts faster
+
+    target = output if output is not None else sys.stdout
+    if fmt in ("csv", "json"):
+        # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.
+        frame = frame.with_columns(pl.col(c).bin.encode("hex") for c, t in frame.schema.items()
+                                   if t == pl.Binary)
+    if fmt == "csv":
+        # Lists and structs (v_contract_violations.codes, ingest_files.days) as JSON text.
+        frame = frame.with_columns(
+            pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if isinstance(v, pl.Series)
+                                                        else v, default=str),
+                                   return_dtype=pl.String, skip_nulls=True)
+            for c, t in frame.schema.items() if t.is_nested())
+    if fmt == "csv":
+        frame.write_csv(target)
+    elif fmt == "json":
+        frame.write_json(target)
+    else:
+        frame.write_parquet(target)
+    if output is not None:
+        err.print(f"wrote {frame.height:,} rows to {output}")
+
+
+
+
+@app.command("views")
+def views_cmd(home: HomeOpt = None) -> None:
+    """List the warehouse's tables and views with their grain and columns."""
+    con = warehouse.connect(_home(home))
+    try:
+        rows = con.execute(
+            "SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) "
+            "FROM information_schema.columns WHERE table_schema = 'main' "
+            "GROUP BY 1 ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    docs = warehouse.view_docs()
+    t = Table(show_edge=False)
+    for c in ("name", "grain", "columns"):
+        t.add_column(c, overflow="fold")
+    for name, cols in rows:
+        grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
+        t.add_row(name, grain, cols)
+    out.print(t, highlight=False, markup=False)

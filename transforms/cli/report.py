@@ -1,0 +1,70 @@
+"""`runlake report`: the nightly page, what regressed, and the CI exit code."""
+
+from datetime import date
+from typing import Annotated
+
+import typer
+
+from transforms.cli.app import (
+    HomeOpt,
+    _fail,
+    _home,
+    _printable,
+    _settings,
+    app,
+    err,
+    out,
+)
+
+
+@app.command("report")
+def report_cmd(
+    day: Annotated[str | None, typer.Option(help="The night to report, YYYY-MM-DD "
+                                            "[default: the latest day with runs]")] = None,
+    baseline_days: Annotated[int, typer.Option(help="Days before --day to compare "
+                                               "with.")] = 7,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit with code 3 when an agent and model crashed, went "
+        "missing or lost pass rate, or a regular test case is missing (for CI gates).")] = False,
+    home: HomeOpt = None,
+) -> None:
+    """Write the nightly HTML report (reports/nightly-DAY.html) and print what regressed.
+    With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed."""
+    from transforms.report import write_report
+    from transforms.report.nightly import EXIT_REGRESSED, NotifyError, notify
+
+    if not 1 <= baseline_days <= 366:
+        _fail(f"--baseline-days {baseline_days} must be between 1 and 366", 2)
+    when: date | None = None
+    if day is not None:
+        try:
+            when = date.fromisoformat(day)
+        except ValueError:
+            _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
+    config = _settings()
+    summary = write_report(_home(home), when, baseline_days)
+    v = summary.verdict
+    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say(f"{v.latest_day}: {summary.n_runs_latest} runs against {v.baseline_start} to "
+        f"{v.baseline_end}")
+    for r in v.regressed:
+        say(f"  REGRESSION {r.line()}")
+    for (agent, model), cases in v.missing_by_pair().items():
+        names = ", ".join(c["test_case_id"] for c in cases[:10])
+        more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
+        say(f"  MISSING {agent} / {model}: {len(cases)} test case"
+            f"{'' if len(cases) == 1 else 's'} not run ({names}{more})")
+    if v.all_clear:
+        say("  no regression: nothing crashed, went missing or lost pass rate")
+    say(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
+        "(reported apart)")
+    say(f"report: {summary.path.resolve()}")
+    if config.webhook_url and not v.all_clear:
+        try:
+            notify(v, config.webhook_url, str(summary.path.resolve()))
+            say("webhook: summary sent")
+        except NotifyError as e:
+            err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
+    if fail_on_regression and not v.all_clear:
+        raise typer.Exit(EXIT_REGRESSED)
+

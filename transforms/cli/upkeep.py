@@ -1,0 +1,91 @@
+"""`runlake history` and `runlake doctor`: the lake's versions, and its check and repair."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from transforms import warehouse
+from transforms.cli.app import HomeOpt, _fail, _home, _printable, _settings, app, out
+from transforms.cli.ingest import _print_report
+from transforms.ingest import ingest
+
+
+@app.command("history")
+def history_cmd(
+    home: HomeOpt = None,
+    limit: Annotated[int, typer.Option(help="Versions to list, newest first.")] = 20,
+) -> None:
+    """List the lake's versions: when each ingest committed, which files, and the rows it
+    added and removed per table (`runlake sql --as-of VERSION` answers from one)."""
+    from datetime import UTC, datetime
+
+    from transforms.lake import Lake, history
+
+    h = _home(home)
+    if not (h / "lake").is_dir():
+        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    t = Table(show_edge=False)
+    for c in ("version", "committed (UTC)", "files", "rows added", "rows removed"):
+        t.add_column(c, overflow="fold")
+    for v in history(Lake(h), limit):
+        names = [Path(f).name for f in v.get("files", [])]
+        files = f"{v.get('n_files', len(names))}: " + ", ".join(names[:3]) + (
+            " …" if len(names) > 3 else "")
+        per = lambda d: ", ".join(f"{k} {n:,}" for k, n in (d or {}).items() if n)  # noqa: E731
+        when = datetime.fromtimestamp(v["timestamp"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        t.add_row(str(v["version"]), when, _printable(files),
+                  per(v.get("rows_added")) or "–", per(v.get("rows_removed")) or "–")
+    out.print(t, highlight=False, markup=False)
+
+
+@app.command("doctor")
+def doctor_cmd(
+    home: HomeOpt = None,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Repair what is damaged and read the affected input files again.")
+    ] = False,
+) -> None:
+    """Check that the lake holds what its logs claim (every data file there and whole, every
+    table readable); with --repair, make it consistent and read again the input files whose
+    rows were lost. Exit status 1 when damage is found and not repaired."""
+    from transforms.lake import Lake, doctor
+
+    h = _home(home)
+    lake = Lake(h)
+    if not lake.root.is_dir():
+        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    found = doctor.check(lake)
+    for d in found:
+        out.print(_printable(f"damaged: {d.what}"), highlight=False, markup=False)
+    if not found:
+        if not warehouse.is_current(h):
+            warehouse.publish(h)
+            out.print("the warehouse views were built again")
+        out.print("the lake holds what its logs claim: nothing to repair")
+        return
+    if not repair:
+        out.print("run `runlake doctor --repair` to repair it")
+        raise typer.Exit(1)
+    done = doctor.repair(lake)
+    for t in done.moved:
+        out.print(_printable(f"moved aside (its log could not be read): lake/{t} -> "
+                             f"lake/{doctor.DAMAGED}/"), highlight=False, markup=False)
+    here, gone = doctor.rereadable(done.forgotten)
+    out.print(f"rows of {len(done.forgotten)} input file(s) removed; reading "
+              f"{len(here)} of them again")
+    for g in gone:
+        out.print(_printable(f"gone, its rows are no longer in the lake: {g}"),
+                  highlight=False, markup=False)
+    settings = _settings()
+    report = ingest(here, h, workers=settings.workers, tools=settings.tools,
+                    model_aliases=settings.model_aliases, prices=settings.prices,
+                    retention_hours=settings.retention_hours) if here else None
+    if report is None:
+        warehouse.publish(h, settings.retention_hours)
+    else:
+        _print_report(report)
+    out.print("repaired")
+
+
