@@ -37,8 +37,8 @@ def error_line(e: BaseException) -> tuple[str, int] | None:
     return None
 
 
-COMMANDS = ("ingest", "sql", "views", "report", "history", "doctor", "import", "schema",
-            "validate")
+COMMANDS = ("ingest", "sql", "views", "report", "history", "forget", "doctor", "import",
+            "schema", "validate")
 """The order `runlake --help` lists the commands in: the daily ones first."""
 
 

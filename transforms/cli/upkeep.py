@@ -1,4 +1,5 @@
-"""`runlake history` and `runlake doctor`: the lake's versions, and its check and repair."""
+"""`runlake history`, `forget` and `doctor`: the lake's versions, taking a file's rows out,
+and the lake's check and repair."""
 
 from pathlib import Path
 from typing import Annotated
@@ -27,7 +28,7 @@ def history_cmd(
     if not (h / "lake").is_dir():
         _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
     t = Table(show_edge=False)
-    for c in ("version", "committed (UTC)", "files", "rows added", "rows removed"):
+    for c in ("version", "committed (UTC)", "action", "files", "rows added", "rows removed"):
         t.add_column(c, overflow="fold")
     for v in history(Lake(h), limit):
         names = [Path(f).name for f in v.get("files", [])]
@@ -35,9 +36,30 @@ def history_cmd(
             " …" if len(names) > 3 else "")
         per = lambda d: ", ".join(f"{k} {n:,}" for k, n in (d or {}).items() if n)  # noqa: E731
         when = datetime.fromtimestamp(v["timestamp"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        t.add_row(str(v["version"]), when, _printable(files),
+        t.add_row(str(v["version"]), when, v.get("action", "ingest"), _printable(files),
                   per(v.get("rows_added")) or "–", per(v.get("rows_removed")) or "–")
     out.print(t, highlight=False, markup=False)
+
+
+@app.command("forget")
+def forget_cmd(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Input files as they were ingested (they need not exist any more), or folders: "
+             "every ingested file under them.")],
+    home: HomeOpt = None,
+) -> None:
+    """Remove every row that these input files added (all tables, their flags, quarantined
+    lines and ingest_files rows) in one lake version, and rebuild the views. Ingesting a file
+    again brings its rows back."""
+    from transforms.forget import forget
+
+    report = forget(paths, _home(home), _settings().retention_hours)
+    for f in report.files:
+        out.print(_printable(f"forgot {f}"), highlight=False, markup=False)
+    removed = ", ".join(f"{t} {n:,}" for t, n in report.rows_removed.items()) or "none"
+    out.print(f"rows removed: {removed}", highlight=False)
+    out.print(f"lake version {report.version} (`runlake history`; the earlier versions answer "
+              "`runlake sql --as-of` until vacuum)", highlight=False)
 
 
 @app.command("doctor")

@@ -277,11 +277,12 @@ class Lake:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
-               days: Iterable[date] = (),
-               retention_hours: float = DEFAULT_RETENTION_HOURS) -> CommitResult:
-        """Commit one ingest: the staged parts of every data table (replacing all rows of
-        `sources`), the upkeep of the months it touched (`maintain`), then the manifest rows
-        of `sources`, recording the table versions (see the module docstring)."""
+               days: Iterable[date] = (), retention_hours: float = DEFAULT_RETENTION_HOURS,
+               action: str = "ingest") -> CommitResult:
+        """Commit one ingest (or, with action "forget", no staged parts and no manifest rows):
+        the staged parts of every data table (replacing all rows of `sources`), the upkeep of
+        the months it touched (`maintain`), then the manifest rows of `sources`, recording the
+        table versions (see the module docstring)."""
         from deltalake import CommitProperties, write_deltalake
 
         result = CommitResult(days=sorted(set(days)))
@@ -297,7 +298,7 @@ class Lake:
         for t, v in self.versions().items():
             if t != MANIFEST and result.versions.get(t, -1) >= 0:
                 result.versions[t] = v
-        meta = {"ingest_id": ingest_id, "files": sources[:1000], "n_files": len(sources),
+        meta = {"action": action, "ingest_id": ingest_id, "files": sources[:1000], "n_files": len(sources),
                 "tables": result.versions, "rows_added": result.rows_added,
                 "rows_removed": result.rows_removed}
         data = manifest.cast(lake_schema(MANIFEST))

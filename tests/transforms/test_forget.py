@@ -1,0 +1,94 @@
+"""`runlake forget`: a file's rows leave every table in one lake version, and come back when
+the file is ingested again."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.transforms.test_lake import table_digests
+from transforms import warehouse
+from transforms.cli import app
+from transforms.contracts.schemas import TABLES
+from transforms.errors import InputError
+from transforms.forget import forget
+from transforms.ingest import ingest
+from transforms.lake import Lake, history
+
+REPO = Path(__file__).resolve().parents[2]
+DAYS = ("2026-11-14", "2026-11-15")
+TOOLS = REPO / "data_samples" / "tools.yaml"
+
+
+@pytest.fixture
+def landing(tmp_path: Path) -> Path:
+    for d in DAYS:
+        shutil.copytree(REPO / "data_samples" / d, tmp_path / "landing" / d)
+    return tmp_path / "landing"
+
+
+def _rows_of(home: Path, source: str) -> dict[str, int]:
+    con = warehouse.connect(home)
+    try:
+        return {t: con.execute(f"SELECT count(*) FROM {t} WHERE source_file = ?",
+                               [source]).fetchone()[0]
+                for t in TABLES if "source_file" in {c.name for c in TABLES[t].columns}}
+    finally:
+        con.close()
+
+
+def test_forget_removes_a_files_rows_everywhere_and_ingest_brings_them_back(
+        tmp_path: Path, landing: Path) -> None:
+    home = tmp_path / "home"
+    ingest([landing], home, tools=TOOLS)
+    before = table_digests(home)
+    bad = landing / DAYS[0] / "refund-agent.responses.jsonl"
+    source = bad.resolve().as_posix()
+    had = _rows_of(home, source)
+    assert had["runs"] > 0 and had["messages"] > 0 and had["flags"] > 0
+    assert had["ingest_files"] == 1
+
+    report = forget([bad], home)
+    assert report.files == [source]
+    assert report.rows_removed["runs"] == had["runs"]
+    assert all(n == 0 for n in _rows_of(home, source).values())
+    assert history(Lake(home), 1)[0]["action"] == "forget"
+    # Other files' rows are untouched.
+    other = (landing / DAYS[1] / "refund-agent.responses.jsonl").resolve().as_posix()
+    assert _rows_of(home, other)["runs"] > 0
+
+    # The file is read again by the next ingest of the folder: the lake is as before.
+    ingest([landing], home, tools=TOOLS)
+    assert table_digests(home) == before
+
+
+def test_forget_a_folder_and_a_file_that_no_longer_exists(tmp_path: Path,
+                                                           landing: Path) -> None:
+    home = tmp_path / "home"
+    ingest([landing], home, tools=TOOLS)
+    gone = landing / DAYS[1] / "research-agent.otlp.jsonl"
+    gone.unlink()
+    assert forget([gone], home).files == [gone.resolve().as_posix()]
+    report = forget([landing / DAYS[0]], home)
+    assert report.files and all(f.startswith((landing / DAYS[0]).resolve().as_posix() + "/")
+                                for f in report.files)
+    con = warehouse.connect(home)
+    try:
+        days = {r[0].isoformat() for r in con.execute(
+            "SELECT DISTINCT day FROM ingest_files").fetchall()}
+    finally:
+        con.close()
+    assert days == {DAYS[1]}
+
+
+def test_forget_of_an_unknown_path_changes_nothing(tmp_path: Path, landing: Path) -> None:
+    home = tmp_path / "home"
+    ingest([landing], home, tools=TOOLS)
+    version = history(Lake(home), 1)[0]["version"]
+    with pytest.raises(InputError, match="no ingested file"):
+        forget([landing / DAYS[0] / "a.responses.jsonl", tmp_path / "elsewhere.jsonl"], home)
+    assert history(Lake(home), 1)[0]["version"] == version
+    result = CliRunner().invoke(app, ["forget", "--home", str(home), str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and "nothing was forgotten" in result.output

@@ -1,0 +1,91 @@
+"""Forgetting input files: every row a file added leaves the lake in one commit.
+
+`runlake forget PATH...` is how a bad file's rows are taken out (a file of test runs that should
+never have landed, a file with secrets in it): the rows it added to every table, its flags and
+quarantined lines, and its `ingest_files` row, removed as one lake version that `runlake
+history` lists. The views are built again. Ingesting the file again brings its rows back; the
+versions before stay readable with `runlake sql --as-of` until vacuum removes their files.
+
+A PATH names a file as it was ingested (its absolute path, whether or not it still exists), or
+a folder: every ingested file under it.
+"""
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import pyarrow as pa
+
+from transforms import warehouse
+from transforms.errors import InputError
+from transforms.ingest import OWNER, clear_abandoned_staging
+from transforms.lake import (
+    DEFAULT_RETENTION_HOURS,
+    MANIFEST,
+    Lake,
+    clear_staging,
+    doctor,
+    lake_schema,
+)
+from transforms.read.readers import source_name
+
+
+@dataclass
+class ForgetReport:
+    files: list[str] = field(default_factory=list)
+    rows_removed: dict[str, int] = field(default_factory=dict)
+    version: int | None = None
+
+
+def matching(known: list[str], paths: list[Path]) -> tuple[list[str], list[Path]]:
+    """The ingested files each path names (the file itself, or every file under a folder),
+    and the paths that name none."""
+    found: set[str] = set()
+    unmatched = []
+    for p in paths:
+        name = source_name(p)
+        hit = [k for k in known if k == name or k.startswith(name.rstrip("/") + "/")]
+        if not hit:
+            unmatched.append(p)
+        found.update(hit)
+    return sorted(found), unmatched
+
+
+def forget(paths: list[Path], home: Path,
+           retention_hours: float = DEFAULT_RETENTION_HOURS) -> ForgetReport:
+    """Remove every row of the ingested files that `paths` name, in one commit, and publish
+    the views. Raises an InputError, and changes nothing, when a path names no ingested file."""
+    lake = Lake(home)
+    if not lake.root.is_dir():
+        raise InputError(f"no lake under {home}: nothing to forget")
+    doctor.raise_if_damaged(lake)
+    report = ForgetReport()
+    ingest_id = uuid.uuid4().hex
+    staging = lake.home / ".staging" / ingest_id
+    clear_abandoned_staging(lake.home)
+    try:
+        staging.mkdir(parents=True)
+        (staging / OWNER).write_text(str(os.getpid()))
+        with lake.committing():
+            manifest = lake.open(MANIFEST)
+            rows = [] if manifest is None else pa.table(
+                manifest.to_pyarrow_table(columns=["source_file", "days"])).to_pylist()
+            files, unmatched = matching([r["source_file"] for r in rows], paths)
+            if unmatched:
+                raise InputError(
+                    f"{unmatched[0]}: no ingested file has this path (`runlake sql \"select "
+                    "source_file from ingest_files\"` lists them); nothing was forgotten")
+            wanted = set(files)
+            days: set[date] = {d for r in rows if r["source_file"] in wanted
+                               for d in r["days"] or ()}
+            result = lake.commit(staging, files, lake_schema(MANIFEST).empty_table(), ingest_id,
+                                 days, retention_hours, action="forget")
+    finally:
+        clear_staging(staging)
+    report.files = files
+    report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
+    report.version = result.versions.get(MANIFEST)
+    warehouse.publish(lake.home, retention_hours)
+    return report
