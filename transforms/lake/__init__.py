@@ -298,9 +298,9 @@ class Lake:
         for t, v in self.versions().items():
             if t != MANIFEST and result.versions.get(t, -1) >= 0:
                 result.versions[t] = v
-        meta = {"action": action, "ingest_id": ingest_id, "files": sources[:1000], "n_files": len(sources),
-                "tables": result.versions, "rows_added": result.rows_added,
-                "rows_removed": result.rows_removed}
+        meta = {"action": action, "ingest_id": ingest_id, "files": sources[:1000],
+                "n_files": len(sources), "tables": result.versions,
+                "rows_added": result.rows_added, "rows_removed": result.rows_removed}
         data = manifest.cast(lake_schema(MANIFEST))
         predicate = in_predicate(sources)
 
