@@ -79,11 +79,11 @@ SPEC_COLUMNS = {
     "v_test_case_flips": "agent model test_case_id direction baseline_status latest_status "
                          "latest_day",
 }
-"""The columns spec/warehouse.md names for each view, in its order."""
+"""The columns each view promises its users (docs/data-dictionary.md), in order."""
 
 
-def test_views_have_the_spec_columns(tmp_path: Path) -> None:
-    """Every column the spec names is there, in the spec's order, on an empty warehouse too;
+def test_views_have_their_documented_columns(tmp_path: Path) -> None:
+    """Every documented column is there, in its order, on an empty warehouse too;
     v_runs has every runs column plus n_flags and n_error_flags."""
     warehouse.build(tmp_path)
     con = warehouse.connect(tmp_path)

@@ -1,4 +1,4 @@
-"""Rows the normalizer builds: columns, resolution rules and definitions of warehouse.md."""
+"""Rows the normalizer builds: columns, resolution rules and the data dictionary's definitions."""
 
 from collections.abc import Callable
 from pathlib import Path

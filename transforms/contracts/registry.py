@@ -1,5 +1,5 @@
 """The tool registry: OpenAI function-tool definitions per agent, and the checks they impose on
-tool calls (formats.md §3, seeds/function-and-output-schema.md).
+tool calls (docs/formats.md).
 
 A registry file (`tools.json` or `tools.yaml`) is an object whose keys are agent names and whose
 values are lists of `{"type": "function", "function": {"name", "description", "parameters",

@@ -1,5 +1,5 @@
-"""Agent response v1 (seeds/agent-response-v1.schema.json), the multi-turn turn response
-(seeds/response-contract.md) and the test platform's run envelope (spec/formats.md §1)."""
+"""Agent response v1, the multi-turn turn response and the test platform's run envelope
+(docs/formats.md)."""
 
 from typing import Any, Literal
 

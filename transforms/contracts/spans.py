@@ -1,4 +1,4 @@
-"""Span and CreateSpansBulk (seeds/spans-bulk-openapi.md): spans with an optional log_request
+"""Span and CreateSpansBulk (docs/formats.md): spans with an optional log_request
 whose chat prompts are made of typed content blocks. Unknown block types are kept, not
 rejected: providers add new ones faster than schemas follow."""
 

@@ -1,4 +1,4 @@
-"""Durable agent entity state documents (seeds/durable-agent-entity-state.md) as runs.
+"""Durable agent entity state documents (docs/formats.md) as runs.
 
 One document is one run: `data.conversationHistory` entries (requests and responses) are
 flattened in order into the run's transcript. Contents by `$type`: text -> message text,

@@ -1,9 +1,10 @@
 """Response JSONL records -> rows of runs, metadata_kv and flags (transcripts: transcript.py).
 
 One pass per record, appending row tuples that become Arrow tables per block: no object per
-row survives the block. The rules are those of spec/formats.md §1 and the definitions of
-spec/warehouse.md; each flag code is raised from here with a detail saying exactly what was
-found. Cross-line rules (run_id_duplicate) are applied when a day is committed (lake.py).
+row survives the block. The rules are those docs/formats.md gives for response files, the
+columns those of docs/data-dictionary.md; each flag code is raised from here with a detail
+saying exactly what was found. Cross-line rules (run_id_duplicate) are derived in the
+warehouse (sql/intermediate/int_derived_flags.sql).
 """
 
 import hashlib

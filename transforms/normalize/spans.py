@@ -1,4 +1,4 @@
-"""Span JSONL records (seeds/spans-bulk-openapi.md) -> rows of spans and llm_calls, plus the
+"""Span JSONL records (docs/formats.md) -> rows of spans and llm_calls, plus the
 LLM calls' prompt and reply in messages, tool_calls and thinking (source = span).
 
 A line is one Span or one CreateSpansBulk body (`{"spans": [...]}`). Times are Unix

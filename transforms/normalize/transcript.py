@@ -1,6 +1,6 @@
 """A run's transcript -> rows of messages, tool_calls and thinking, with their flags.
 
-Owns the rules for one OpenAI-style `messages` list (seeds/agent-response-v1.schema.json):
+Owns the rules for one OpenAI-style `messages` list (docs/formats.md):
 roles, string/parts/null content, thinking blocks, both tool-call shapes with object or string
 arguments, and the linking of each call to the tool message that answers it. Rows are appended
 as tuples in the column order of transforms.contracts.schemas; flags go to the caller's

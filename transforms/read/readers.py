@@ -1,6 +1,6 @@
 """Readers: input files to bounded blocks of whole lines, and lines to records or quarantine.
 
-Owns how a file's kind is told (formats.md §4), how `.gz`/`.zst` are opened, how a stream is
+Owns how a file's kind is told (docs/formats.md), how `.gz`/`.zst` are opened, how a stream is
 cut into blocks that end on a line boundary (so workers can parse blocks independently), and
 the rule for every line: it becomes a record, a counted blank, or a quarantine row with a reason.
 
@@ -34,7 +34,7 @@ from transforms.read.streams import (
 )
 
 Kind = Literal["responses", "spans", "otlp", "durable"]
-"""How a file is read (formats.md §4): response JSONL, span JSONL, OTLP/JSON lines, durable
+"""How a file is read (docs/formats.md): response JSONL, span JSONL, OTLP/JSON lines, durable
 agent state documents."""
 KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
 READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable", "otlp")
