@@ -36,7 +36,7 @@ test: install
 	$(BIN)/pytest -n 2
 
 lint: install
-	$(BIN)/ruff check transforms pipelines devtools tests bench data_samples docs
+	$(BIN)/ruff check transforms pipelines devtools tests bench data_samples
 	$(BIN)/mypy transforms pipelines devtools
 	$(BIN)/sqlfluff lint sql
 

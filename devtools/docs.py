@@ -1,6 +1,6 @@
 """The data dictionary and the flag code table as markdown, generated from the code.
 
-`python -m devtools.docs` prints the block that README.md carries between its
+`python -m devtools.docs` prints the block that docs/data-dictionary.md carries between its
 `<!-- generated:dictionary -->` markers, `--write` puts it there; a test keeps the two equal.
 """
 
@@ -13,6 +13,7 @@ from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import TABLES, VIEW_COLUMNS
 from transforms.lake import duckdb_type
 
+DICTIONARY = Path(__file__).resolve().parent.parent / "docs" / "data-dictionary.md"
 BEGIN = "<!-- generated:dictionary -->"
 END = "<!-- /generated:dictionary -->"
 
@@ -34,8 +35,14 @@ def dictionary() -> str:
             "| code | severity | category | entity | description | source |",
             "|---|---|---|---|---|---|"]
     out += [f"| `{s.code}` | {s.severity} | {s.category} | {s.entity} | {_cell(s.description)} "
-            f"| {s.source} |" for s in CATALOG.values()]
+            f"| {_link(s.source)} |" for s in CATALOG.values()]
     return "\n".join(out) + "\n"
+
+
+def _link(source: str) -> str:
+    """A flag's source (docs/page.md#section) as a link from docs/data-dictionary.md."""
+    target = source.removeprefix("docs/")
+    return f"[{target.replace('.md#', ': ').replace('-', ' ')}]({target})"
 
 
 def _views() -> list[str]:
@@ -68,14 +75,14 @@ def block() -> str:
     return f"{BEGIN}\n{dictionary()}{END}"
 
 
-def write(readme: Path) -> None:
-    text = readme.read_text()
+def write(page: Path) -> None:
+    text = page.read_text()
     start, end = text.index(BEGIN), text.index(END) + len(END)
-    readme.write_text(text[:start] + block() + text[end:])
+    page.write_text(text[:start] + block() + text[end:])
 
 
 if __name__ == "__main__":
     if "--write" in sys.argv:
-        write(Path(__file__).resolve().parent.parent / "README.md")
+        write(DICTIONARY)
     else:
         print(block())

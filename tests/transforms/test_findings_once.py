@@ -83,11 +83,11 @@ def trace_spans(trace_id: str = "tr-1", run_id: str | None = None) -> list[dict[
 
 
 def readme_flag_query() -> str:
-    """The README's own example of counting flags per agent, model and code."""
-    readme = (REPO / "README.md").read_text()
+    """The docs' own example of counting flags per agent, model and code."""
+    readme = (REPO / "docs" / "lake.md").read_text()
     found = re.search(r'runlake sql "(select agent, model, code, count\(\*\) from flags[^"]*)"',
                       readme)
-    assert found, "the README no longer shows its flags-by-code query"
+    assert found, "docs/lake.md no longer shows its flags-by-code query"
     return found[1]
 
 
@@ -95,7 +95,7 @@ def test_readme_query_counts_a_repeated_bad_call_once(
         write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
         query: Callable[..., Any]) -> None:
     """One bad escalate call, seen in the transcript and in three LLM calls' logs (linked by
-    trace_id): the README's query says 1, as do v_flag_summary and v_runs; the lake keeps the
+    trace_id): the docs' query says 1, as do v_flag_summary and v_runs; the lake keeps the
     four observations."""
     responses = write_lines([run_line()], name="refund-agent.responses.jsonl")
     spans = write_lines([{"spans": trace_spans()}], name="refund-agent.spans.jsonl")

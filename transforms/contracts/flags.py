@@ -1,8 +1,8 @@
 """The one catalog of flag codes: what each finding means, how bad it is, and where it comes from.
 
 Every flag row in the lake carries a code from this catalog; the `flag_codes` table of
-`warehouse.duckdb`, the README's table of codes and the tests are all generated from or
-checked against `CATALOG`. Add a code here first, then raise it.
+`warehouse.duckdb`, the data dictionary's table of codes (docs/) and the tests are all
+generated from or checked against `CATALOG`. Add a code here first, then raise it.
 """
 
 from dataclasses import dataclass
@@ -19,13 +19,15 @@ at a limit; integrity: records disagree with each other or with themselves."""
 Entity = Literal["run", "message", "tool_call", "span", "llm_call", "file"]
 """What a finding is about."""
 
-RESPONSE_SCHEMA = "seeds/agent-response-v1.schema.json"
-RESPONSE_CONTRACT = "seeds/response-contract.md"
-SPANS_BULK = "seeds/spans-bulk-openapi.md"
-DURABLE_STATE = "seeds/durable-agent-entity-state.md"
-TOOL_SCHEMA = "seeds/function-and-output-schema.md"
-FORMATS = "spec/formats.md"
-WAREHOUSE = "spec/warehouse.md"
+# Where each rule is stated for users (a page of docs/ and its section; a test checks them).
+RESPONSE_SCHEMA = "docs/formats.md#response-files"
+RESPONSE_CONTRACT = "docs/formats.md#the-response-contract"
+SPANS_BULK = "docs/formats.md#span-files"
+DURABLE_STATE = "docs/formats.md#durable-agent-state-files"
+TOOL_SCHEMA = "docs/formats.md#tool-registry"
+FORMATS = "docs/formats.md#response-files"
+SPAN_LINKS = "docs/formats.md#how-spans-meet-runs"
+REPEATED_RUN = "docs/lake.md#a-repeated-run_id"
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,8 @@ _SPECS: tuple[FlagSpec, ...] = (
              "text; the run's status becomes contract_violation and the judge is skipped.",
              RESPONSE_CONTRACT),
     FlagSpec("messages_missing", "info", "contract", "run",
-             "No messages (absent, null or []): a thin trace graded on final_response alone.",
+             "No messages (absent, null or []): a final-answer-only run, graded on "
+             "final_response alone.",
              RESPONSE_CONTRACT),
     FlagSpec("messages_malformed", "warning", "contract", "run",
              "messages is not a list, or an entry is not an object with a valid role, or a "
@@ -82,7 +85,7 @@ _SPECS: tuple[FlagSpec, ...] = (
              "The line has no run_id; a stable id was derived from the line's bytes.", FORMATS),
     FlagSpec("run_id_duplicate", "warning", "integrity", "run",
              "The same run_id was seen on another line; the later line (by source file path, "
-             "then line number) wins in runs, the detail names both lines.", WAREHOUSE),
+             "then line number) wins in runs, the detail names both lines.", REPEATED_RUN),
     FlagSpec("envelope_malformed", "warning", "contract", "run",
              "An envelope field has the wrong type or value (timestamps that are not RFC 3339 "
              "or fall outside the UTC days 0002-01-01 to 9998-12-31, an unknown outcome status, "
@@ -100,7 +103,7 @@ _SPECS: tuple[FlagSpec, ...] = (
     FlagSpec("span_end_before_start", "error", "integrity", "span",
              "A span's end_time is before its start_time.", SPANS_BULK),
     FlagSpec("span_parent_missing", "warning", "integrity", "span",
-             "parent_id names no span of the same trace.", SPANS_BULK),
+             "parent_id names no span of the same trace.", SPAN_LINKS),
     FlagSpec("llm_partial_response", "warning", "truncation", "llm_call",
              "The provider returned a partial response (error_type PROVIDER_PARTIAL_RESPONSE).",
              SPANS_BULK),
@@ -115,10 +118,10 @@ _SPECS: tuple[FlagSpec, ...] = (
              "log_request chat content is a plain string, not an array of blocks.", SPANS_BULK),
     FlagSpec("tokens_mismatch", "warning", "integrity", "run",
              "The run's metadata token totals disagree with the sum of its LLM calls beyond the "
-             "tolerance.", WAREHOUSE),
+             "tolerance.", SPAN_LINKS),
     FlagSpec("runtime_mismatch", "warning", "integrity", "run",
              "agent_runtime_ms disagrees with the root span's duration beyond the tolerance.",
-             WAREHOUSE),
+             SPAN_LINKS),
     FlagSpec("tool_unknown", "warning", "contract", "tool_call",
              "A call of a tool the registry does not list for that agent.", TOOL_SCHEMA),
     FlagSpec("tool_arguments_schema_violation", "warning", "contract", "tool_call",

@@ -2,7 +2,7 @@
 
 This module is the one declaration of runlake's tables: the normalizers build Arrow tables
 against these schemas, the warehouse makes typed empty views from them, and the data
-dictionary in the README is generated from them (`runlake schema --tables`).
+dictionary (docs/data-dictionary.md) is generated from them (`python -m devtools.docs`).
 Each table is a Delta table partitioned by `month` (YYYY-MM of `day`, see transforms.lake);
 `day` is a column of every table, stored in its files.
 """

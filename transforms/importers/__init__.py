@@ -1,10 +1,9 @@
 """`runlake import FORMAT SRC... --out DIR`: other tools' result files as runlake landing files.
 
-Each importer reads one source file and returns landing lines: response envelopes (README,
-"What a file must look like"), written to `DIR/<source name>.responses.jsonl`, or for span
-formats spans, written to `.spans.jsonl` or `.otlp.jsonl`; the landing folder stays the one
-input of the pipeline. Each also says what the source lacks, so a user knows which columns
-stay empty.
+Each importer reads one source file and returns landing lines (docs/formats.md): response
+lines, written to `DIR/<source name>.responses.jsonl`, or for span formats spans, written to
+`.spans.jsonl` or `.otlp.jsonl`; the landing folder stays the one input of the pipeline.
+Each also says what the source lacks, so a user knows which columns stay empty.
 
 One module per format, each an `Importer` (common.py): its name, a one-line description, how
 to recognize its documents and how to convert one; each module's docstring says how the

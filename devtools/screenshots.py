@@ -1,7 +1,7 @@
-"""Take the README's Dagster screenshots (docs/dagster-*.png) from a running `dagster dev`.
+"""The Dagster screenshots of docs/dagster.md (docs/dagster-*.png), from a running UI.
 
     make clean && make run && make dev            # in one terminal
-    .venv/bin/python docs/screenshots.py          # in another, once the UI is up
+    .venv/bin/python -m devtools.screenshots      # in another, once the UI is up
 
 Drives headless Chromium (Debian's `chromium`) over the DevTools protocol, so that a shot can
 click a button first (the Plots toggle of the Metadata section). Each page is given time to
@@ -23,7 +23,7 @@ from typing import Any
 
 from websockets.sync.client import connect
 
-DOCS = Path(__file__).resolve().parent
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 WIDTH = 1400
 
 # (file, path in the UI, height, text of a button to click first or None, what it shows)
