@@ -173,8 +173,9 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
     }
     if table == "runs":
         graded, passed, tokens, p95 = con.execute(
-            "SELECT count(*) FILTER (WHERE is_graded(status)), count(*) FILTER (WHERE status = 'passed'), "
-            "avg(input_tokens + output_tokens), quantile_cont(agent_runtime_ms, 0.95) "
+            "SELECT count(*) FILTER (WHERE is_graded(status)), "
+            "count(*) FILTER (WHERE status = 'passed'), avg(input_tokens + output_tokens), "
+            "quantile_cont(agent_runtime_ms, 0.95) "
             "FROM runs WHERE day = ?", [day]).fetchone()
         meta.update({
             "pass_rate": dg.MetadataValue.float(passed / graded if graded else math.nan),
