@@ -87,7 +87,7 @@ def main() -> int:
     print("runs by status: " + ", ".join(f"{k} {v}" for k, v in rows))
     print(f"flags: {n_flags}, quarantined lines: {n_quarantine}")
     print(f"warehouse: {warehouse.path(s.home).resolve()}")
-    reports = sorted((s.home / "reports").glob("nightly-*.html"))
+    reports = sorted(warehouse.reports(s.home).glob("nightly-*.html"))
     if reports:
         print(f"report:    {reports[-1].resolve()}")
     print('try:       .venv/bin/runlake sql "select status, count(*) from runs group by 1"')
