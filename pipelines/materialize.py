@@ -44,7 +44,7 @@ def main() -> int:
     s = Settings()
     days = sorted(files_by_day(s.landing))
     if not days:
-        print(f"no trace files under {s.landing.resolve()} (set RUNLAKE_LANDING)",
+        print(f"no trace files under {s.landing} (set RUNLAKE_LANDING)",
               file=sys.stderr)
         return 2
     instance = dg.DagsterInstance.get()

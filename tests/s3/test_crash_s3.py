@@ -14,7 +14,6 @@ from tests.transforms.test_lake_crash import CHILD, _files
 from transforms.ingest import ingest
 
 STAGES = [
-    ("lakefiles", "file_stats", 1),   # staged files uploaded into runs, nothing committed
     ("Lake", "_commit_table", 5),     # half of the tables committed
     ("Lake", "commit", 1),            # the manifest committed, nothing published
 ]

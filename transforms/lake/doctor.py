@@ -234,6 +234,23 @@ def _forget(lake: Lake, sources: list[str]) -> None:
 
 def rereadable(sources: Iterable[str]) -> tuple[list[Path], list[str]]:
     """The input files that are still where they were ingested from, and those that are not."""
-    here = [Path(s) for s in sources if "://" not in s and Path(s).is_file()]
-    gone = [s for s in sources if "://" in s or not Path(s).is_file()]
+    from transforms.read import remote
+
+    here: list[Path] = []
+    gone: list[str] = []
+    for s in sources:
+        if s.startswith("s3://"):
+            try:
+                path = remote.s3_path(s)
+                there = remote.exists(path)
+            except (ValueError, OSError):
+                there = False
+            if there:
+                here.append(path)  # type: ignore[arg-type]
+            else:
+                gone.append(s)
+        elif Path(s).is_file():
+            here.append(Path(s))
+        else:
+            gone.append(s)
     return here, gone

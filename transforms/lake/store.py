@@ -11,6 +11,7 @@ several files (a derived version) is complete once its `_complete` marker, uploa
 there. Delta tables are committed by delta-rs with the store's conditional put.
 """
 
+import contextlib
 import hashlib
 import os
 import re
@@ -191,10 +192,8 @@ class Store:
 
     def rmtree(self, *parts: str) -> None:
         if self.remote:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 self.fs.rm(self._key(*parts), recursive=True)
-            except FileNotFoundError:
-                pass
             return
         shutil.rmtree(self.path(*parts), ignore_errors=True)
 

@@ -12,6 +12,7 @@ are never broken, and it holds no data but small lookup tables: opening it is ch
 reference fails the build loudly and leaves the previous warehouse in place.
 """
 
+import contextlib
 import fcntl
 import json
 import os
@@ -109,10 +110,8 @@ def build(home: Path | str, snapshot: dict[str, int] | None = None,
             prepare(con, home, snapshot, derived)
             weeks = []
             if derived is not None:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     weeks = json.loads(lake.store.read_text(*derived.split("/"), WEEKS_FILE))
-                except FileNotFoundError:
-                    pass
             for f in sql_files():
                 stored = derived_sql(con, weeks, lake.store, f.stem) \
                     if f.parent.name == "intermediate" else None
