@@ -9,6 +9,8 @@ from pathlib import Path
 import zstandard
 from typer.testing import CliRunner
 
+from pipelines.automation import scan_landing
+from pipelines.resources import RunlakeResource
 from tests.conftest import REPO
 from tests.s3.conftest import BUCKET
 from tests.transforms.test_lake import table_digests
@@ -50,6 +52,10 @@ def test_landing_in_a_bucket_reads_as_local(s3_home: str, tmp_path: Path) -> Non
     filesystem().put(str(landing), remote.removeprefix("s3://"), recursive=True)
     local_home = tmp_path / "local"
     ingest([landing], local_home, workers=2, block_bytes=64 * 1024)
+    # The sensor watching the prefix: both days are new.
+    sensor = RunlakeResource(home=s3_home, landing=remote)
+    assert sorted(r.partition_key for r in scan_landing(sensor, None).requests) == \
+        sorted(d.name for d in landing.iterdir())
     code = CliRunner().invoke(app, ["ingest", remote + "/", "--home", s3_home,
                                     "--workers", "2"])
     assert code.exit_code == 0, code.output
@@ -59,6 +65,8 @@ def test_landing_in_a_bucket_reads_as_local(s3_home: str, tmp_path: Path) -> Non
     assert any(k.endswith(".gz") for k in there) and any(k.endswith(".zst") for k in there)
     assert _digests_without_names(s3_home, remote) == \
         _digests_without_names(local_home, str(landing.resolve()))
+    scan = scan_landing(sensor, None)
+    assert scan.requests == []  # all ingested, unchanged
     by_day = files_by_day(remote)
     assert sorted(by_day) == sorted(files_by_day(landing))
     assert all(f.source_file.startswith(remote) for fs in by_day.values() for f in fs)
