@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from tests.transforms.test_lake import table_digests
 from transforms import warehouse
@@ -17,9 +19,11 @@ SAMPLES = REPO / "data_samples"
 DAYS = sorted(p for p in SAMPLES.iterdir() if p.is_dir())
 
 
-def test_samples_on_s3_equal_a_local_home(s3_home: str, tmp_path: Path) -> None:
+def test_samples_on_s3_equal_a_local_home(s3_home: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """data_samples/ into a bucket: the same rows as into a local folder; the warehouse file
-    is local, under the cache folder; a second ingest changes nothing."""
+    is local, under the cache folder; a second ingest changes nothing; another machine (its
+    own cache folder) builds its warehouse file from the bucket on first use."""
     local = tmp_path / "local"
     ingest([SAMPLES], local, workers=1)
     report = ingest([SAMPLES], s3_home, workers=1)
@@ -32,6 +36,11 @@ def test_samples_on_s3_equal_a_local_home(s3_home: str, tmp_path: Path) -> None:
     again = ingest([SAMPLES], s3_home, workers=1)
     assert all(f.skipped for f in again.files)
     assert Lake(s3_home).file_uris("runs") == uris
+    digests = table_digests(s3_home)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+    assert not warehouse.path(s3_home).exists()
+    assert table_digests(s3_home) == digests
+    assert warehouse.path(s3_home).exists()
 
 
 CHILD = """
