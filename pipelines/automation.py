@@ -93,7 +93,9 @@ def scan_landing(runlake: RunlakeResource, cursor: str | None,
     stats: dict[str, tuple[int, int]] = {}
     for files in by_day.values():
         for f in files:
-            stats[f.source_file] = stat_of(f.path)
+            # A bucket's listing said it already: no request per file.
+            stats[f.source_file] = (f.size, f.mtime_ns) if f.mtime_ns is not None \
+                else stat_of(f.path)
     state = _state([(k, *v) for k, v in stats.items()],
                    -1 if manifest is None else manifest.version())
     days = [d.isoformat() for d in sorted(by_day)]

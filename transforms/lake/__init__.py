@@ -107,6 +107,11 @@ class Lake:
             # DuckDB reads the lake's files by name, and takes these characters as a glob.
             raise InputError(f"{self.where.name}: a warehouse folder whose path holds one of "
                              "[ ] ? * { } \\ cannot be read safely; choose another --home")
+        if self.where.remote and any(ch in str(self.where.folder) for ch in GLOB_CHARS):
+            # Staged files are read by name from the warehouse file's folder.
+            raise InputError(f"{self.where.folder}: the warehouse folder of an s3:// home "
+                             "holds one of [ ] ? * { } \\ and cannot be read safely; set "
+                             "RUNLAKE_WAREHOUSE or XDG_CACHE_HOME elsewhere")
         self.home: Path | str = self.where.home
         self.remote = self.where.remote
         self.store = self.where.lake()

@@ -66,6 +66,8 @@ class InputFile:
     kind: str | None
     compression: str
     size: int
+    mtime_ns: int | None = None
+    """When a file in a bucket was last modified (from its listing; None for local files)."""
 
     @property
     def whole_document(self) -> bool:
@@ -159,14 +161,15 @@ def _discover_remote(root: "remote.S3Path", kind: str | None,
             k = kind or kind_of(f)
             if k is None and not _looks_like_data(f):
                 continue
-            found[f] = InputFile(f, source_name(f), k, compression_of(f), int(detail["size"]))
+            found[f] = InputFile(f, source_name(f), k, compression_of(f), int(detail["size"]),
+                                 remote.mtime_ns(detail))
         return
     try:
         detail = remote.info(root)
     except FileNotFoundError:
         raise InputError(f"{root.url}: no such file or prefix") from None
     found[p] = InputFile(p, source_name(p), kind or kind_of(p), compression_of(p),
-                         int(detail["size"]))
+                         int(detail["size"]), remote.mtime_ns(detail))
 
 
 
