@@ -145,10 +145,18 @@ class Lake:
         """The DeltaTable of `table` (at `version`), or None when it was never written."""
         from deltalake import DeltaTable
 
+        if self.remote:
+            # One request fewer than asking first whether the log is there.
+            from deltalake.exceptions import TableNotFoundError
+
+            try:
+                return DeltaTable(self.uri(table), version=version,
+                                  storage_options=self.store.options)
+            except TableNotFoundError:
+                return None
         if not self.exists(table):
             return None
-        return DeltaTable(self.uri(table), version=version,
-                          storage_options=self.store.options or None)
+        return DeltaTable(self.uri(table), version=version)
 
     def _create(self, table: str) -> Any:
         from deltalake import DeltaTable
