@@ -18,7 +18,7 @@ from pipelines.assets.lake import (
 from pipelines.assets.report import nightly_report
 from pipelines.resources import RunlakeResource
 from transforms.lake import MANIFEST, Lake
-from transforms.read.landing import day_digest, files_by_day
+from transforms.read.landing import day_digest, files_by_day, stat_of
 from transforms.read.streams import file_sha256
 
 ingest_day = dg.define_asset_job(
@@ -93,8 +93,9 @@ def scan_landing(runlake: RunlakeResource, cursor: str | None,
     stats: dict[str, tuple[int, int]] = {}
     for files in by_day.values():
         for f in files:
-            st = f.path.stat()
-            stats[f.source_file] = (st.st_size, st.st_mtime_ns)
+            # A bucket's listing said it already: no request per file.
+            stats[f.source_file] = (f.size, f.mtime_ns) if f.mtime_ns is not None \
+                else stat_of(f.path)
     state = _state([(k, *v) for k, v in stats.items()],
                    -1 if manifest is None else manifest.version())
     days = [d.isoformat() for d in sorted(by_day)]

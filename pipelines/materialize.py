@@ -8,6 +8,7 @@ such and the next days still run. Any other failure stops here with exit code 1.
 
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -44,7 +45,8 @@ def main() -> int:
     s = Settings()
     days = sorted(files_by_day(s.landing))
     if not days:
-        print(f"no trace files under {s.landing.resolve()} (set RUNLAKE_LANDING)",
+        where = s.landing.resolve() if isinstance(s.landing, Path) else s.landing
+        print(f"no trace files under {where} (set RUNLAKE_LANDING)",
               file=sys.stderr)
         return 2
     instance = dg.DagsterInstance.get()
@@ -87,7 +89,7 @@ def main() -> int:
     print("runs by status: " + ", ".join(f"{k} {v}" for k, v in rows))
     print(f"flags: {n_flags}, quarantined lines: {n_quarantine}")
     print(f"warehouse: {warehouse.path(s.home).resolve()}")
-    reports = sorted((s.home / "reports").glob("nightly-*.html"))
+    reports = sorted(warehouse.reports(s.home).glob("nightly-*.html"))
     if reports:
         print(f"report:    {reports[-1].resolve()}")
     print('try:       .venv/bin/runlake sql "select status, count(*) from runs group by 1"')

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from transforms.settings import Settings
+from transforms.settings import Settings, location
 
 
 class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
@@ -20,8 +20,8 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
     def settings(self) -> Settings:
         base = Settings()
         return base.model_copy(update={
-            "home": Path(self.home) if self.home else base.home,
-            "landing": Path(self.landing) if self.landing else base.landing,
+            "home": location(self.home) if self.home else base.home,
+            "landing": location(self.landing) if self.landing else base.landing,
             "workers": self.workers or base.workers,
             "tools": Path(self.tools) if self.tools else base.tools,
             "model_aliases": Path(self.model_aliases) if self.model_aliases

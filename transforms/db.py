@@ -22,13 +22,26 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
     return row[0] if row else None
 
 
-def sandbox(con: duckdb.DuckDBPyConnection, readable: Iterable[Path]) -> None:
+def use_filesystem(con: duckdb.DuckDBPyConnection, fs: Any) -> None:
+    """Let the connection read (and write) the URLs of an fsspec filesystem (s3fs: the
+    s3:// files of a lake on object storage); once per connection."""
+    if fs is None:
+        return
+    name = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    if name not in con.list_filesystems():
+        con.register_filesystem(fs)
+
+
+def sandbox(con: duckdb.DuckDBPyConnection, readable: Iterable[Path | str]) -> None:
     """Confine a connection that runs other people's SQL with DuckDB's own sandbox: it opens
     no file outside the folders `readable` (reading or writing: no COPY TO elsewhere, no
     ATTACH, no read_csv('/etc/passwd')), installs and loads no extension, scans no Python
     variable, and its configuration is locked so that no query can undo any of this. The
-    views keep reading the lake's files by path inside those folders."""
-    folders = sorted({str(Path(p).resolve()).rstrip("/") + "/" for p in readable})
+    views keep reading the lake's files by path inside those folders. An s3:// URL among
+    `readable` allows that prefix of the bucket (through a filesystem registered with
+    `use_filesystem`; nothing local)."""
+    folders = sorted({(p if isinstance(p, str) and "://" in p else str(Path(p).resolve()))
+                      .rstrip("/") + "/" for p in readable})
     con.execute("SET allowed_directories = ?", [folders])
     for setting in ("enable_external_access", "autoinstall_known_extensions",
                     "autoload_known_extensions", "python_enable_replacements"):

@@ -50,7 +50,7 @@ class FileReport:
 
 @dataclass
 class IngestReport:
-    home: Path
+    home: Path | str
     files: list[FileReport] = field(default_factory=list)
     days: list[date] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
@@ -77,7 +77,7 @@ class IngestReport:
         return [f for f in self.files if f.kind not in READABLE_KINDS]
 
 
-def ingest(paths: list[Path], home: Path, kind: str | None = None, workers: int | None = None,
+def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers: int | None = None,
            block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Progress | None = None,
            now: datetime | None = None, build_views: bool = True,
            tools: Path | None = None, model_aliases: Path | None = None,
@@ -114,8 +114,10 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
     known = lake.known_files()
     tools_sha = reg.sha256 if reg is not None else None
     ingest_id = uuid.uuid4().hex
-    staging = home / ".staging" / ingest_id
-    clear_abandoned_staging(home)
+    # Staged on a local folder whatever the home: the home's own, or for an s3:// home the
+    # warehouse file's (transforms.lake.store.locate).
+    staging = lake.where.staging / ingest_id
+    clear_abandoned_staging(lake.where.folder)
     ingest_rows = ColumnBuffers(("ingest_files",))
     todo: list[tuple[InputFile, FileReport]] = []
     for f in files:
@@ -131,11 +133,12 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
                 progress(f.size)
             continue
         todo.append((f, fr))
-    if todo or lake.root.is_dir():
+    if todo or lake.is_there():
         # Applied when the views are built: a changed table changes the lake's fingerprint,
         # so the views are computed again below, without reading any file again.
-        lake.root.mkdir(parents=True, exist_ok=True)
-        report.model_tables_changed = models.store(lake.root, tables)
+        if not lake.remote:
+            lake.root.mkdir(parents=True, exist_ok=True)
+        report.model_tables_changed = models.store(lake.store, tables)
     try:
         staging.mkdir(parents=True, exist_ok=True)
         (staging / OWNER).write_text(str(os.getpid()))
@@ -163,7 +166,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
             report.days = result.days
             report.maintenance = result.maintenance
         # Also after an ingest that died before its views were published.
-        if build_views and lake.root.is_dir() and not warehouse.is_current(home):
+        if build_views and lake.is_there() and not warehouse.is_current(home):
             warehouse.publish(home, retention_hours)
     finally:
         clear_staging(staging)

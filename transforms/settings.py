@@ -1,8 +1,10 @@
 """runlake's settings: one pydantic-settings object; nothing else reads the environment."""
 
+import re
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from transforms.errors import InputError
@@ -14,10 +16,15 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="RUNLAKE_", extra="ignore")
 
-    home: Path = Field(Path("warehouse"), description="Warehouse folder: lake/, "
-                       "warehouse.duckdb, reports/.")
-    landing: Path = Field(Path("data_samples"), description="Folder the pipeline ingests: "
-                          "YYYY-MM-DD/ folders and loose files.")
+    home: Path | str = Field(Path("warehouse"), description="Warehouse folder: lake/, "
+                             "warehouse.duckdb, reports/; or an s3://bucket/prefix URL that holds "
+                             "the lake (docs/object-storage.md).")
+    warehouse: Path | None = Field(None, description="The warehouse.duckdb file (default: in "
+                                   "the home folder; for an s3:// home, under the user's cache "
+                                   "folder). Reports are written beside it for an s3:// home.")
+    landing: Path | str = Field(Path("data_samples"), description="Folder the pipeline "
+                                "ingests: YYYY-MM-DD/ folders and loose files; or an "
+                                "s3://bucket/prefix URL.")
     workers: int | None = Field(None, ge=1, le=64, description="Parallel parser processes "
                                 "(default: the machine's cores, at most 8).")
     tools: Path | None = Field(None, description="Tool registry (tools.json or tools.yaml) "
@@ -43,6 +50,63 @@ class Settings(BaseSettings):
                                     "cases (`runlake report`, the nightly_report asset).")
     freshness_hours: float = Field(36.0, gt=0, description="Check: the newest day with runs "
                                    "must be at most this many hours old.")
+
+    # The standard AWS variables (an s3:// home or landing; docs/object-storage.md).
+    aws_endpoint_url: str | None = Field(None, validation_alias=AliasChoices(
+        "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"))
+    aws_access_key_id: str | None = Field(None, validation_alias="AWS_ACCESS_KEY_ID",
+                                          repr=False)
+    aws_secret_access_key: str | None = Field(None, validation_alias="AWS_SECRET_ACCESS_KEY",
+                                              repr=False)
+    aws_session_token: str | None = Field(None, validation_alias="AWS_SESSION_TOKEN",
+                                          repr=False)
+    aws_region: str | None = Field(None, validation_alias=AliasChoices(
+        "AWS_REGION", "AWS_DEFAULT_REGION"))
+    aws_allow_http: bool = Field(False, validation_alias="AWS_ALLOW_HTTP")
+    xdg_cache_home: Path | None = Field(None, validation_alias="XDG_CACHE_HOME")
+
+    @field_validator("home", "landing", mode="before")
+    @classmethod
+    def _location(cls, value: Any) -> Any:
+        return location(value) if isinstance(value, str | Path) else value
+
+    def storage_options(self) -> dict[str, str]:
+        """The object store options of an s3:// home (delta-rs names)."""
+        out = {"AWS_ENDPOINT_URL": self.aws_endpoint_url, "AWS_REGION": self.aws_region,
+               "AWS_ACCESS_KEY_ID": self.aws_access_key_id,
+               "AWS_SECRET_ACCESS_KEY": self.aws_secret_access_key,
+               "AWS_SESSION_TOKEN": self.aws_session_token,
+               "AWS_ALLOW_HTTP": "true" if self.aws_allow_http else None}
+        return {k: v for k, v in out.items() if v}
+
+
+S3 = "s3://"
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_KEY_PART = re.compile(r"[A-Za-z0-9._=+@,-]+")
+
+
+def location(value: str | Path) -> Path | str:
+    """A local folder (a Path) or an s3://bucket/prefix URL (a str, kept as written but for a
+    trailing slash: pathlib would collapse its `//`). A URL of another scheme, or one whose
+    bucket or prefix holds anything but plain name characters, is refused."""
+    if isinstance(value, Path):
+        return value
+    if "://" not in value:
+        return Path(value)
+    if not value.startswith(S3):
+        raise ValueError(f"{value.split('://')[0]}:// is not supported: a local folder or an "
+                         "s3://bucket/prefix URL")
+    bucket, _, prefix = value[len(S3):].rstrip("/").partition("/")
+    parts = prefix.split("/") if prefix else []
+    if not _BUCKET.fullmatch(bucket) or any(
+            p in ("", ".", "..") or not _KEY_PART.fullmatch(p) for p in parts):
+        raise ValueError("an s3:// URL needs a bucket name and a prefix of plain names "
+                         "(letters, digits, . _ - = + @ ,) separated by single slashes")
+    return S3 + "/".join([bucket, *parts])
+
+
+def is_remote(home: Path | str) -> bool:
+    return isinstance(home, str) and home.startswith(S3)
 
 
 def load() -> Settings:

@@ -63,8 +63,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   cls=_OneLineErrors,
                   help="runlake: a local SQL warehouse of AI-agent test runs.")
 
-HomeOpt = Annotated[Path | None, typer.Option("--home", help="Warehouse folder "
-                                              "[default: $RUNLAKE_HOME or ./warehouse]")]
+HomeOpt = Annotated[str | None, typer.Option("--home", help="Warehouse folder, or an "
+                                             "s3://bucket/prefix URL for the lake "
+                                             "[default: $RUNLAKE_HOME or ./warehouse]")]
 
 
 class KindChoice(StrEnum):
@@ -88,8 +89,14 @@ def _settings() -> Settings:
     return settings.load()  # an InputError: told in one line (_OneLineErrors)
 
 
-def _home(home: Path | None) -> Path:
-    return home if home is not None else _settings().home
+def _home(home: str | None) -> Path | str:
+    """--home (a local folder, or an s3:// URL kept as written), else RUNLAKE_HOME."""
+    if home is None:
+        return _settings().home
+    try:
+        return settings.location(home)
+    except ValueError as e:
+        raise InputError(f"--home {home!r}: {e}") from None
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

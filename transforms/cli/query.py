@@ -46,7 +46,9 @@ def sql_cmd(
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
     h = _home(home)
-    lake = Lake(h).root
+    lake_ = Lake(h)
+    # The lake folder, or for an s3:// home its prefix of the bucket (no local file at all).
+    lake: Path | str = lake_.store.url() if lake_.remote else lake_.root
     if as_of is None:
         con = warehouse.connect(h)
     else:

@@ -25,7 +25,7 @@ def history_cmd(
     from transforms.lake import Lake, history
 
     h = _home(home)
-    if not (h / "lake").is_dir():
+    if not Lake(h).is_there():
         _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
     t = Table(show_edge=False)
     for c in ("version", "committed (UTC)", "action", "files", "rows added", "rows removed"):
@@ -76,7 +76,7 @@ def doctor_cmd(
 
     h = _home(home)
     lake = Lake(h)
-    if not lake.root.is_dir():
+    if not lake.is_there():
         _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
     found = doctor.check(lake)
     for d in found:

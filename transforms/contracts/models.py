@@ -15,18 +15,19 @@ reading any input file again.
 
 import hashlib
 import json
-import os
-import uuid
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import yaml
 
 from transforms.errors import InputError
 from transforms.lake import MODEL_TABLES
+
+if TYPE_CHECKING:
+    from transforms.lake.store import Store
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 ALIASES_FILE = DATA_DIR / "model_aliases.yaml"
@@ -219,29 +220,27 @@ def load(aliases: Path | None = None, prices: Path | None = None) -> ModelTables
     return ModelTables(tuple(alias_rows), tuple(by_model[m] for m in sorted(by_model)))
 
 
-def stored(lake_root: Path) -> ModelTables | None:
+def stored(lake: "Store") -> ModelTables | None:
     """The tables the last ingest stored in the lake, or None."""
-    path = lake_root / STORED
     try:
-        return ModelTables.from_json(path.read_text())
+        return ModelTables.from_json(lake.read_text(*MODEL_TABLES.split("/")))
     except FileNotFoundError:
         return None
 
 
-def store(lake_root: Path, tables: ModelTables) -> bool:
+def store(lake: "Store", tables: ModelTables) -> bool:
     """Store the tables with the lake (atomically), when they differ from the stored ones (the
     lake's fingerprint then changes, and the warehouse is built again); True when they replaced
     different ones."""
-    path = lake_root / STORED
     text = tables.to_json()
-    existed = path.exists()
-    if existed and path.read_text() == text:
+    try:
+        before: str | None = lake.read_text(*MODEL_TABLES.split("/"))
+    except FileNotFoundError:
+        before = None
+    if before == text:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return existed
+    lake.write_bytes(text.encode(), *MODEL_TABLES.split("/"))
+    return before is not None
 
 
 def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:

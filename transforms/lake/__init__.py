@@ -55,6 +55,7 @@ from transforms.lake.files import (
     scan_sql,
     sql_str,
 )
+from transforms.lake.store import locate
 
 __all__ = ["DATA_TABLES", "MANIFEST", "PARTITION", "CommitConflict", "CommitResult",
            "duckdb_type", "empty_select", "files_sql", "history", "month_of", "scan_sql",
@@ -99,26 +100,60 @@ GLOB_CHARS = "[]?*{}\\"
 
 
 class Lake:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path | str) -> None:
         # Absolute, so that rows and manifests name the same files from any directory.
-        self.home = home.resolve()
-        if any(ch in self.home.as_posix() for ch in GLOB_CHARS):
+        self.where = locate(home)
+        if any(ch in self.where.name for ch in GLOB_CHARS):
             # DuckDB reads the lake's files by name, and takes these characters as a glob.
-            raise InputError(f"{self.home}: a warehouse folder whose path holds one of "
+            raise InputError(f"{self.where.name}: a warehouse folder whose path holds one of "
                              "[ ] ? * { } \\ cannot be read safely; choose another --home")
-        self.root = self.home / "lake"
+        if self.where.remote and any(ch in str(self.where.folder) for ch in GLOB_CHARS):
+            # Staged files are read by name from the warehouse file's folder.
+            raise InputError(f"{self.where.folder}: the warehouse folder of an s3:// home "
+                             "holds one of [ ] ? * { } \\ and cannot be read safely; set "
+                             "RUNLAKE_WAREHOUSE or XDG_CACHE_HOME elsewhere")
+        self.home: Path | str = self.where.home
+        self.remote = self.where.remote
+        self.store = self.where.lake()
+
+    @property
+    def root(self) -> Path:
+        """The local lake folder (a local home only: an s3:// home's lake is `store`)."""
+        return self.store.path()
+
+    @property
+    def local_home(self) -> Path:
+        """The local folder of a local home (never of an s3:// one)."""
+        if self.remote:
+            raise AssertionError(f"{self.home} is not a local folder")
+        return Path(self.home)
 
     # -- tables -----------------------------------------------------------------------------
     def uri(self, table: str) -> str:
-        return str(self.root / table)
+        return self.store.url(table)
 
     def exists(self, table: str) -> bool:
+        if self.remote:
+            return self.store.exists(table, "_delta_log")
         return (self.root / table / "_delta_log").is_dir()
+
+    def is_there(self) -> bool:
+        """The lake folder exists (anything was ever written to it)."""
+        return self.store.is_dir()
 
     def open(self, table: str, version: int | None = None) -> Any:
         """The DeltaTable of `table` (at `version`), or None when it was never written."""
         from deltalake import DeltaTable
 
+        if self.remote:
+            # One request fewer than asking first whether the log is there.
+            from deltalake.exceptions import TableNotFoundError
+
+            try:
+                return DeltaTable(self.uri(table), version=version,
+                                  storage_options=self.store.options)
+            except TableNotFoundError:
+                return None
         if not self.exists(table):
             return None
         return DeltaTable(self.uri(table), version=version)
@@ -129,7 +164,8 @@ class Lake:
         try:
             return DeltaTable.create(self.uri(table), lake_schema(table),
                                      partition_by=[PARTITION] if table != MANIFEST else None,
-                                     mode="ignore", configuration=TABLE_PROPERTIES)
+                                     mode="ignore", configuration=TABLE_PROPERTIES,
+                                     storage_options=self.store.options or None)
         except Exception:  # noqa: BLE001 - another writer created it at the same moment
             dt = self.open(table)
             if dt is None:
@@ -138,6 +174,8 @@ class Lake:
 
     def is_legacy(self) -> bool:
         """A lake written by runlake before Delta Lake (day links to version folders)."""
+        if self.remote:
+            return False  # runlake never wrote one to object storage
         return any((self.root / m).exists() for m in LEGACY_MARKERS) or (
             (self.root / "runs").is_dir() and not self.exists("runs")
             and any((self.root / "runs").glob("day=*")))
@@ -156,10 +194,12 @@ class Lake:
         equal views."""
         snapshot = self.snapshot() if snapshot is None else snapshot
         parts = [f"{t}@{v}" for t, v in sorted(snapshot.items())]
-        for extra in (Path(REGISTRY) / "tools.parquet", Path(MODEL_TABLES)):
-            p = self.root / extra
-            if p.exists():
-                parts.append(f"{extra}>{hashlib.sha256(p.read_bytes()).hexdigest()}")
+        for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES):
+            try:
+                data = self.store.read_bytes(*extra.split("/"))
+            except FileNotFoundError:
+                continue
+            parts.append(f"{extra}>{hashlib.sha256(data).hexdigest()}")
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
@@ -226,8 +266,7 @@ class Lake:
         n = actions.num_rows
         lo = actions.column("min.day").to_pylist() if "min.day" in names else [None] * n
         hi = actions.column("max.day").to_pylist() if "max.day" in names else [None] * n
-        base = self.root / table
-        return sorted((str(base / path), a, b) for path, a, b in zip(
+        return sorted((self.store.url(table, *path.split("/")), a, b) for path, a, b in zip(
             actions.column("path").to_pylist(), lo, hi, strict=True))
 
     def columns(self, table: str, version: int | None = None) -> set[str]:
@@ -255,9 +294,14 @@ class Lake:
 
     def write_registry(self, rows: list[dict[str, Any]]) -> None:
         """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""
+        table = pa.Table.from_pylist(rows, schema=REGISTRY_SCHEMA)
+        if self.remote:
+            sink = pa.BufferOutputStream()
+            pq.write_table(table, sink, compression="zstd")
+            self.store.write_bytes(sink.getvalue().to_pybytes(), REGISTRY, "tools.parquet")
+            return
         folder = self.root / REGISTRY
         folder.mkdir(parents=True, exist_ok=True)
-        table = pa.Table.from_pylist(rows, schema=REGISTRY_SCHEMA)
         tmp = folder / f".tools.{os.getpid()}.{time.time_ns()}.parquet"
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, folder / "tools.parquet")
@@ -267,7 +311,14 @@ class Lake:
     def committing(self) -> Iterator[None]:
         """One ingest's commits at a time on this home (the parsing before runs in parallel):
         the versions a manifest commit records then hold that ingest whole and nothing of
-        another's. Waits for the other writer; never fails for it."""
+        another's. Waits for the other writer; never fails for it.
+
+        On object storage there is no lock: each commit relies on the store's conditional put
+        and retries a conflict (`with_retries`), so a lake version may also hold the data
+        files of another ingest whose manifest commit follows (docs/object-storage.md)."""
+        if self.remote:
+            yield
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".commit.lock", "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
@@ -286,7 +337,8 @@ class Lake:
         from deltalake import CommitProperties, write_deltalake
 
         result = CommitResult(days=sorted(set(days)))
-        self.root.mkdir(parents=True, exist_ok=True)
+        if not self.remote:
+            self.root.mkdir(parents=True, exist_ok=True)
         for t in DATA_TABLES:
             version, added, removed = self._commit_table(t, staging / t, sources, ingest_id)
             result.versions[t] = version
@@ -308,13 +360,13 @@ class Lake:
             if not self.exists(MANIFEST):
                 self._create(MANIFEST)
             write_deltalake(self.uri(MANIFEST), data, mode="overwrite", predicate=predicate,
-                            schema_mode="merge",
+                            schema_mode="merge", storage_options=self.store.options or None,
                             commit_properties=CommitProperties(
                                 custom_metadata={"runlake": json.dumps(meta)}))
             return int(self.open(MANIFEST).version())
 
         result.versions[MANIFEST] = with_retries("ingest_files", write_manifest)
-        (self.root / MANIFEST_MADE).touch()
+        self.store.touch(MANIFEST_MADE)
         return result
 
     def _commit_table(self, table: str, staged: Path, sources: list[str],
@@ -334,17 +386,16 @@ class Lake:
             dt = self.open(table)
         self._evolve(table, dt, parts)
         wanted = set(sources)
-        table_dir = self.root / table
         adds = []
         added_rows = 0
         for i, p in enumerate(parts):
             month = p.parent.name.removeprefix(f"{PARTITION}=")
             rel = f"{PARTITION}={month}/part-{ingest_id}-{i:05d}.parquet"
-            (table_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(p, table_dir / rel)
-            meta = pq.read_metadata(table_dir / rel)
+            meta = pq.read_metadata(p)
+            size = p.stat().st_size
+            self.store.put(p, table, f"{PARTITION}={month}", f"part-{ingest_id}-{i:05d}.parquet")
             added_rows += meta.num_rows
-            adds.append((rel, month, meta))
+            adds.append((rel, month, meta, size))
 
         def attempt() -> tuple[int, int]:
             current = self.open(table)
@@ -360,8 +411,8 @@ class Lake:
             actions: list[Any] = [
                 RemoveAction(path, True, now, size, {PARTITION: month})
                 for path, size, month in whole]
-            actions += [AddAction(rel, (table_dir / rel).stat().st_size, {PARTITION: month},
-                                  now, True, lakefiles.file_stats(m)) for rel, month, m in adds]
+            actions += [AddAction(rel, size, {PARTITION: month}, now, True,
+                                  lakefiles.file_stats(m)) for rel, month, m, size in adds]
             if actions:
                 current.create_write_transaction(
                     actions, mode="append", schema=lake_schema(table),

@@ -50,16 +50,16 @@ def _short(e: BaseException) -> str:
 
 def check(lake: Lake) -> list[Damage]:
     """What is damaged in the lake (empty when it holds what its logs claim)."""
-    if not lake.root.is_dir():
+    if not lake.is_there():
         return []
     data = [t for t in DATA_TABLES if lake.exists(t)]
     if not lake.exists(MANIFEST):
-        if data and (lake.root / MANIFEST_MADE).exists():
+        if data and lake.store.exists(MANIFEST_MADE):
             return [Damage(MANIFEST, "the ingest_files table is missing (lake/ingest_files)")]
         return []  # empty, or a first ingest that died before its manifest commit
     # Also for a lake written before the marker; a lake on a read-only disk is checked anyway.
     with contextlib.suppress(OSError):
-        (lake.root / MANIFEST_MADE).touch()
+        lake.store.touch(MANIFEST_MADE)
     try:
         snapshot = lake.snapshot()
         known = lake.known_files()
@@ -95,12 +95,17 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Dam
     hi = actions.column("max.source_file").to_pylist() if "max.source_file" in names else [None] * n
     bad: list[str] = []
     held: set[str] | None = set()
+    # On object storage: the sizes of one listing of the table (not a request per file).
+    stored = _remote_sizes(lake, table) if lake.remote else {}
     for path, size, a, b in zip(actions.column("path").to_pylist(),
                                 actions.column("size_bytes").to_pylist(), lo, hi, strict=True):
-        try:
-            ok = os.stat(lake.root / table / path).st_size == size
-        except OSError:
-            ok = False
+        if lake.remote:
+            ok = stored.get(path) == size
+        else:
+            try:
+                ok = os.stat(lake.root / table / path).st_size == size
+            except OSError:
+                ok = False
         if ok:
             continue
         bad.append(path)
@@ -116,10 +121,21 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Dam
     return Damage(table, what, held, bad)
 
 
+def _remote_sizes(lake: Lake, table: str) -> dict[str, int]:
+    """Path (relative to the table) -> size of every object under a table on object storage."""
+    prefix = lake.store.url(table)[len("s3://"):].rstrip("/") + "/"
+    try:
+        found = lake.store.fs.find(prefix, detail=True)
+    except FileNotFoundError:
+        return {}
+    return {name[len(prefix):]: int(info["size"]) for name, info in found.items()
+            if name.startswith(prefix)}
+
+
 def raise_if_damaged(lake: Lake) -> None:
     """Stop an ingest on a damaged lake with one line saying what and how to repair it.
     Checked between other writers' commits (a commit in progress is not damage)."""
-    if not lake.root.is_dir():
+    if not lake.is_there():
         return
     with lake.committing():
         found = check(lake)
@@ -150,7 +166,12 @@ def repair(lake: Lake) -> Repair:
         everything = any(d.sources is None or d.unreadable for d in found)
         moved = []
         for d in found:
-            if d.unreadable and (lake.root / d.table).exists():
+            if d.unreadable and lake.remote and lake.store.is_dir(d.table, "_delta_log"):
+                # No rename on object storage: the unreadable log goes (its data files stay
+                # until a vacuum of the table made anew).
+                lake.store.rmtree(d.table, "_delta_log")
+                moved.append(d.table)
+            elif d.unreadable and not lake.remote and (lake.root / d.table).exists():
                 aside = lake.root / DAMAGED / f"{d.table}-{time.strftime('%Y%m%dT%H%M%S')}"
                 aside.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(lake.root / d.table, aside)
@@ -202,7 +223,7 @@ def _forget(lake: Lake, sources: list[str]) -> None:
     """Remove every row of `sources` from every table, committed as one lake version."""
     if not sources:
         return
-    staging = lake.home / ".staging" / f"repair-{uuid.uuid4().hex}"
+    staging = lake.where.staging / f"repair-{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
     try:
         empty = pa.Table.from_pylist([], schema=lake_schema(MANIFEST))
@@ -213,6 +234,23 @@ def _forget(lake: Lake, sources: list[str]) -> None:
 
 def rereadable(sources: Iterable[str]) -> tuple[list[Path], list[str]]:
     """The input files that are still where they were ingested from, and those that are not."""
-    here = [Path(s) for s in sources if Path(s).is_file()]
-    gone = [s for s in sources if not Path(s).is_file()]
+    from transforms.read import remote
+
+    here: list[Path] = []
+    gone: list[str] = []
+    for s in sources:
+        if s.startswith("s3://"):
+            try:
+                path = remote.s3_path(s)
+                there = remote.exists(path)
+            except (ValueError, OSError):
+                there = False
+            if there:
+                here.append(path)  # type: ignore[arg-type]
+            else:
+                gone.append(s)
+        elif Path(s).is_file():
+            here.append(Path(s))
+        else:
+            gone.append(s)
     return here, gone

@@ -56,17 +56,18 @@ def _old_rows(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> pa.Tabl
 
 
 def convert(lake: Lake) -> None:
-    """Convert the legacy lake under `lake.home` into Delta tables, once."""
+    """Convert the legacy lake under `home` into Delta tables, once."""
     from deltalake import CommitProperties, write_deltalake
 
-    lake.home.mkdir(parents=True, exist_ok=True)
-    with open(lake.home / ".migrate.lock", "a+") as fh:
+    home = lake.local_home  # never on object storage (Lake.is_legacy)
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".migrate.lock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         if not lake.is_legacy():
             return  # another process converted it while this one waited
         print(f"runlake: converting the lake in {lake.root} to Delta Lake tables (once; the "
               f"old folder is kept beside it)", file=sys.stderr)
-        fresh = lake.home / f".lake.delta-{os.getpid()}"
+        fresh = home / f".lake.delta-{os.getpid()}"
         shutil.rmtree(fresh, ignore_errors=True)
         con = db.connect()
         try:
@@ -85,7 +86,7 @@ def convert(lake: Lake) -> None:
         for keep in ("_registry", "_models"):
             if (lake.root / keep).exists():
                 shutil.copytree(lake.root / keep, fresh / keep)
-        old = lake.home / f"lake.before-delta-{time.strftime('%Y%m%dT%H%M%S')}"
+        old = home / f"lake.before-delta-{time.strftime('%Y%m%dT%H%M%S')}"
         os.replace(lake.root, old)
         os.replace(fresh, lake.root)
-        (lake.home / ".warehouse.duckdb.lake_state").unlink(missing_ok=True)
+        (home / ".warehouse.duckdb.lake_state").unlink(missing_ok=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from transforms import db
 from transforms.contracts import models
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import RUN_TABLES, TABLES
@@ -32,8 +33,8 @@ SUPERSEDED_LINES = """
 later line wins, the earlier lines' rows stay in the lake and are left out of the views."""
 
 
-def prepare(con: duckdb.DuckDBPyConnection, home: Path,
-             snapshot: dict[str, int] | None = None, derived: Path | None = None,
+def prepare(con: duckdb.DuckDBPyConnection, home: Path | str,
+             snapshot: dict[str, int] | None = None, derived: str | None = None,
              window: "Window | None" = None) -> None:
     """Schemas, a staging view per lake table (its files at the `snapshot` versions, default
     the lake's newest consistent version; with a `window`, only its days), flag_codes,
@@ -42,12 +43,14 @@ def prepare(con: duckdb.DuckDBPyConnection, home: Path,
     prepare_lookups(con, home)
 
 
-def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
-                    snapshot: dict[str, int] | None = None, derived: Path | None = None,
+def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path | str,
+                    snapshot: dict[str, int] | None = None, derived: str | None = None,
                     window: "Window | None" = None) -> None:
-    """The schemas and the staging views of `_prepare`."""
+    """The schemas and the staging views of `_prepare` (`derived`: the folder of the derived
+    tables in the lake, relative to it)."""
     lake_ = Lake(home)
-    lake = lake_.root
+    store = lake_.store
+    db.use_filesystem(con, store.fs)
     versions = lake_.snapshot() if snapshot is None else snapshot
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
@@ -65,10 +68,10 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
         name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
         con.execute(f"CREATE VIEW staging.{name} AS {body}")
     # Every line keeps its rows in the lake; the views show the winning line of each run_id.
-    stored = derived / "superseded_lines.parquet" if derived is not None else None
-    if stored is not None and stored.exists():
+    stored = (*derived.split("/"), "superseded_lines.parquet") if derived is not None else None
+    if stored is not None and store.exists(*stored):
         con.execute("CREATE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(str(stored))}, hive_partitioning = false)")
+                    f"read_parquet({sql_str(store.url(*stored))}, hive_partitioning = false)")
     else:
         con.execute(f"CREATE VIEW staging.stg_superseded_lines AS {SUPERSEDED_LINES}")
     for t in RUN_TABLES:
@@ -81,10 +84,11 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
                       WHERE l.run_id = r.run_id AND l.source_file = r.source_file
                         AND l.source_line = r.source_line)""")
     # The tool registry the last ingest checked calls against (empty without one).
-    registry = lake / REGISTRY / "tools.parquet"
-    if registry.exists():
+    if store.exists(REGISTRY, "tools.parquet"):
+        registry = store.url(REGISTRY, "tools.parquet") if store.remote \
+            else str(store.path(REGISTRY, "tools.parquet").resolve())
         source = ("SELECT * FROM read_parquet("
-                  f"{sql_str(str(registry.resolve()))}, hive_partitioning = false)")
+                  f"{sql_str(registry)}, hive_partitioning = false)")
     else:
         source = "SELECT " + ", ".join(
             f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
@@ -92,9 +96,9 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path,
     con.execute(f"CREATE VIEW staging.stg_tool_registry AS {source}")
 
 
-def prepare_lookups(con: duckdb.DuckDBPyConnection, home: Path) -> None:
+def prepare_lookups(con: duckdb.DuckDBPyConnection, home: Path | str) -> None:
     """flag_codes and the model tables of `_prepare`."""
-    lake = home / "lake"
+    lake = Lake(home).store
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]

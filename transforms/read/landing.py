@@ -10,7 +10,9 @@ import hashlib
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import cast
 
+from transforms.read import remote
 from transforms.read.dates import date_folder
 from transforms.read.readers import InputFile, discover
 
@@ -28,15 +30,31 @@ def landing_day(path: Path) -> date:
             return date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
             pass
-    return datetime.fromtimestamp(path.stat().st_mtime, UTC).date()
+    return datetime.fromtimestamp(stat_of(path)[1] / 1e9, UTC).date()
 
 
-def files_by_day(landing: Path) -> dict[date, list[InputFile]]:
-    """Every input file under `landing`, grouped by the day it belongs to."""
-    if not landing.is_dir():
+def stat_of(path: Path) -> tuple[int, int]:
+    """(size, last modified in ns) of a landing file, local or in a bucket."""
+    if remote.is_s3(path):
+        found = remote.info(remote.S3Path(path))
+        return int(found["size"]), remote.mtime_ns(found)
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def landing_root(landing: Path | str) -> Path:
+    """The landing folder, or for an s3:// URL its prefix (an S3Path)."""
+    return cast(Path, remote.s3_path(landing)) if isinstance(landing, str) else landing
+
+
+def files_by_day(landing: Path | str) -> dict[date, list[InputFile]]:
+    """Every input file under `landing` (a folder, or an s3:// prefix), grouped by the day it
+    belongs to."""
+    root = landing_root(landing)
+    if not (remote.is_dir(root) if remote.is_s3(root) else root.is_dir()):  # type: ignore[arg-type]
         return {}
     days: dict[date, list[InputFile]] = {}
-    for f in discover([landing]):
+    for f in discover([root]):
         days.setdefault(landing_day(f.path), []).append(f)
     return days
 

@@ -17,12 +17,12 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, cast
 
 import orjson
 
 from transforms.errors import InputError
-from transforms.read import jsontext
+from transforms.read import jsontext, remote
 from transforms.read.streams import (
     NOT_REGULAR,
     READ_BYTES,
@@ -66,6 +66,8 @@ class InputFile:
     kind: str | None
     compression: str
     size: int
+    mtime_ns: int | None = None
+    """When a file in a bucket was last modified (from its listing; None for local files)."""
 
     @property
     def whole_document(self) -> bool:
@@ -101,7 +103,9 @@ def kind_of(path: Path) -> str | None:
 def source_name(path: Path) -> str:
     """How the lake names a file: its absolute path, so the same file has one name whatever
     directory runlake runs from (the CLI, Dagster), and a re-run from elsewhere changes
-    nothing."""
+    nothing. A file in a bucket: its s3:// URL."""
+    if remote.is_s3(path):
+        return remote.S3Path(path).url
     return path.resolve().as_posix()
 
 
@@ -124,6 +128,9 @@ def discover(paths: list[Path], kind: str | None = None,
 
     found: dict[Path, InputFile] = {}
     for p in paths:
+        if remote.is_s3(p):
+            _discover_remote(remote.S3Path(p), kind, found)
+            continue
         if not p.exists():
             raise InputError(f"{p}: no such file or folder")
         if p.is_dir():
@@ -141,6 +148,28 @@ def discover(paths: list[Path], kind: str | None = None,
         found[p.resolve()] = InputFile(p, source_name(p), kind or kind_of(p), compression_of(p),
                                        st.st_size)
     return sorted(found.values(), key=lambda x: x.source_file)
+
+
+def _discover_remote(root: "remote.S3Path", kind: str | None,
+                     found: dict[Path, InputFile]) -> None:
+    """The files under a bucket's prefix (or the one file it names), as a folder walk. An
+    S3Path stands in for a Path: a pure path, whose names read as a local file's."""
+    p = cast(Path, root)
+    if remote.is_dir(root):
+        for s3f, detail in remote.walk(root):
+            f = cast(Path, s3f)
+            k = kind or kind_of(f)
+            if k is None and not _looks_like_data(f):
+                continue
+            found[f] = InputFile(f, source_name(f), k, compression_of(f), int(detail["size"]),
+                                 remote.mtime_ns(detail))
+        return
+    try:
+        detail = remote.info(root)
+    except FileNotFoundError:
+        raise InputError(f"{root.url}: no such file or prefix") from None
+    found[p] = InputFile(p, source_name(p), kind or kind_of(p), compression_of(p),
+                         int(detail["size"]), remote.mtime_ns(detail))
 
 
 

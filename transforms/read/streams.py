@@ -19,7 +19,13 @@ NOT_REGULAR = "not a regular file"
 
 def open_regular(path: Path) -> IO[bytes]:
     """`path` opened for reading when it is a regular file; anything else (a FIFO, which a
-    plain open would wait on forever, put in a file's place) is refused with an OSError."""
+    plain open would wait on forever, put in a file's place) is refused with an OSError. A
+    file in a bucket (transforms.read.remote.S3Path) is opened as a stream of range requests."""
+    from transforms.read import remote
+
+    if remote.is_s3(path):
+        return remote.open_remote(path)  # type: ignore[arg-type]
+
     def nonblocking(name: str, flags: int) -> int:
         return os.open(name, flags | os.O_NONBLOCK)
 

@@ -114,11 +114,14 @@ def render(data: ReportData, now: datetime | None = None) -> str:
         warehouse_name=data.warehouse_name) + "\n"
 
 
-def write_report(home: Path, day: date | None = None, baseline_days: int = 7,
+def write_report(home: Path | str, day: date | None = None, baseline_days: int = 7,
                  now: datetime | None = None) -> ReportSummary:
-    """Write home/reports/nightly-<day>.html (atomically) and return what it says."""
+    """Write home/reports/nightly-<day>.html (beside the warehouse file for an s3:// home;
+    atomically) and return what it says."""
+    from transforms import warehouse
+
     data = queries.read(home, day, baseline_days)
-    summary = summarize(data, home / "reports" / f"nightly-{data.latest.isoformat()}.html")
+    summary = summarize(data, warehouse.reports(home) / f"nightly-{data.latest.isoformat()}.html")
     page = render(data, now)
     summary.path.parent.mkdir(parents=True, exist_ok=True)
     tmp = summary.path.with_name(f".{summary.path.name}.{uuid.uuid4().hex}")

@@ -87,7 +87,7 @@ class ReportData:
         return self.verdict.baseline_end
 
 
-def read(home: Path, day: date | None, baseline_days: int) -> ReportData:
+def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
     """Read the report's rows for `day` (default: the latest day with runs)."""
     if baseline_days < 1:
         raise InputError("--baseline-days must be at least 1")

@@ -12,10 +12,10 @@ are never broken, and it holds no data but small lookup tables: opening it is ch
 reference fails the build loudly and leaves the previous warehouse in place.
 """
 
+import contextlib
 import fcntl
 import json
 import os
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +27,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError, WarehouseError
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
 from transforms.lake.staging import SUPERSEDED_LINES, prepare, run_sql
+from transforms.lake.store import locate
 from transforms.warehouse.derived import (
     DERIVED,
     GROUP_WEEKS,
@@ -50,20 +51,29 @@ FILE_NAME = "warehouse.duckdb"
 STORAGE_VERSION = "v1.5.0"
 
 
-def path(home: Path) -> Path:
-    return home / FILE_NAME
+def path(home: Path | str) -> Path:
+    """The warehouse file of a home: HOME/warehouse.duckdb, RUNLAKE_WAREHOUSE, or for an
+    s3:// home a file under the user's cache folder (transforms.lake.store.locate)."""
+    return locate(home).warehouse
 
 
-def _built_stamp(home: Path) -> Path:
-    """The lake state (and home folder) the published warehouse file was built from."""
-    return home / f".{FILE_NAME}.lake_state"
+def reports(home: Path | str) -> Path:
+    """The folder of the nightly reports: HOME/reports, or beside the warehouse file of an
+    s3:// home."""
+    return locate(home).reports
 
 
-def _stamp_text(home: Path, state: str) -> str:
-    return f"{state}\n{home.resolve()}"
+def _built_stamp(home: Path | str) -> Path:
+    """The lake state (and home) the published warehouse file was built from."""
+    target = path(home)
+    return target.with_name(f".{target.name}.lake_state")
 
 
-def is_current(home: Path) -> bool:
+def _stamp_text(home: Path | str, state: str) -> str:
+    return f"{state}\n{locate(home).name}"
+
+
+def is_current(home: Path | str) -> bool:
     """True when the published warehouse was built from the lake's newest version in this
     home folder; False after an ingest that died before publishing, after a failed build, in
     a moved or copied home (its views name the old paths), or when the file does not open."""
@@ -73,7 +83,7 @@ def is_current(home: Path) -> bool:
     state = Lake(home).state()
     if built.read_text() != _stamp_text(home, state):
         return False
-    if not derived_intact(home, state):
+    if not derived_intact(Lake(home).store, state):
         return False  # a derived file deleted or truncated: compute it again
     try:
         db.connect(str(path(home)), read_only=True).close()
@@ -82,26 +92,28 @@ def is_current(home: Path) -> bool:
     return True
 
 
-def build(home: Path, snapshot: dict[str, int] | None = None,
-          derived: Path | None = None) -> Path:
-    """Rebuild the warehouse file for one lake version (default: the newest) under `home`;
+def build(home: Path | str, snapshot: dict[str, int] | None = None,
+          derived: str | None = None) -> Path:
+    """Rebuild the warehouse file for one lake version (default: the newest) of `home`;
     returns its path. Intermediate views read their derived files when given (see
-    `derive`)."""
-    home.mkdir(parents=True, exist_ok=True)
+    `derive`: a folder relative to the lake)."""
     lake = Lake(home)
+    target = path(home)
+    target.parent.mkdir(parents=True, exist_ok=True)
     snapshot = lake.snapshot() if snapshot is None else snapshot
     state = lake.state(snapshot)
-    target = path(home)
     _built_stamp(home).unlink(missing_ok=True)
-    tmp = home / f".{FILE_NAME}.{uuid.uuid4().hex}.tmp"
+    tmp = target.with_name(f".{FILE_NAME}.{uuid.uuid4().hex}.tmp")
     try:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
         try:
             prepare(con, home, snapshot, derived)
-            listing = derived / WEEKS_FILE if derived is not None else None
-            weeks = json.loads(listing.read_text()) if listing and listing.exists() else []
+            weeks = []
+            if derived is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    weeks = json.loads(lake.store.read_text(*derived.split("/"), WEEKS_FILE))
             for f in sql_files():
-                stored = derived_sql(con, weeks, home / "lake" / DERIVED / WEEKS, f.stem) \
+                stored = derived_sql(con, weeks, lake.store, f.stem) \
                     if f.parent.name == "intermediate" else None
                 if stored is not None:
                     con.execute(f"CREATE VIEW intermediate.{f.stem} AS {stored}")
@@ -118,12 +130,15 @@ def build(home: Path, snapshot: dict[str, int] | None = None,
     return target
 
 
-def publish(home: Path, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Path:
+def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Path:
     """Derive and build the warehouse for the lake's newest version, one publisher at a time
     (a later one finds the work done); derived folders of older versions go once they are
-    older than the retention."""
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / ".publish.lock", "a+") as fh:
+    older than the retention. For an s3:// home the lock is the local warehouse folder's:
+    publishers on other machines each build their own warehouse file, and may derive the
+    same lake version at once (each writes the same files)."""
+    where = locate(home)
+    where.folder.mkdir(parents=True, exist_ok=True)
+    with open(where.folder / ".publish.lock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             if is_current(home):
@@ -134,20 +149,21 @@ def publish(home: Path, retention_hours: float = DEFAULT_RETENTION_HOURS) -> Pat
             derived = derive(home, snapshot, state)
             target = build(home, snapshot, derived)
             cutoff = time.time() - retention_hours * 3600
-            keep = set(json.loads((derived / WEEKS_FILE).read_text()))
-            for old in (home / "lake" / DERIVED).glob("*"):
-                if old not in (derived, home / "lake" / DERIVED / WEEKS) \
-                        and old.stat().st_mtime < cutoff:
-                    shutil.rmtree(old, ignore_errors=True)
-            for old in (home / "lake" / DERIVED / WEEKS).glob("*"):
-                if old.name not in keep and old.stat().st_mtime < cutoff:
-                    shutil.rmtree(old, ignore_errors=True)
+            store = lake.store
+            keep = set(json.loads(store.read_text(*derived.split("/"), WEEKS_FILE)))
+            current = derived.rsplit("/", 1)[-1]
+            for name, mtime in store.folder_ages(DERIVED).items():
+                if name not in (current, WEEKS) and mtime < cutoff:
+                    store.rmtree(DERIVED, name)
+            for name, mtime in store.folder_ages(DERIVED, WEEKS).items():
+                if name not in keep and mtime < cutoff:
+                    store.rmtree(DERIVED, WEEKS, name)
             return target
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def live(home: Path) -> duckdb.DuckDBPyConnection:
+def live(home: Path | str) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view computed from the lake as it is now (each
     table's newest version; a table changed by anything but an ingest then fails the checks
     rather than hiding behind the version the manifest pinned), ignoring lake/_derived and
@@ -155,7 +171,7 @@ def live(home: Path) -> duckdb.DuckDBPyConnection:
     return _computed(home, Lake(home).versions())
 
 
-def at(home: Path, as_of: int | str) -> duckdb.DuckDBPyConnection:
+def at(home: Path | str, as_of: int | str) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view of an earlier lake version: a manifest version
     (`runlake history` lists them) or a timestamp; its files must not have been vacuumed."""
     lake = Lake(home)
@@ -172,7 +188,7 @@ def at(home: Path, as_of: int | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _computed(home: Path, snapshot: dict[str, int]) -> duckdb.DuckDBPyConnection:
+def _computed(home: Path | str, snapshot: dict[str, int]) -> duckdb.DuckDBPyConnection:
     con = db.connect()
     try:
         prepare(con, home, snapshot)
@@ -193,13 +209,21 @@ def _computed(home: Path, snapshot: dict[str, int]) -> duckdb.DuckDBPyConnection
     return con
 
 
-def connect(home: Path) -> duckdb.DuckDBPyConnection:
+def connect(home: Path | str) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the warehouse; many may be open while a writer ingests. In a
-    moved or copied home the views are built again first (they name the lake's files)."""
+    moved or copied home the views are built again first (they name the lake's files). For an
+    s3:// home the connection reads the lake's files through s3fs."""
     target = path(home)
     if not target.exists():
-        raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
+        if locate(home).remote and Lake(home).exists("ingest_files"):
+            publish(home)  # a lake another machine ingested: its views, built here
+        else:
+            raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` "
+                                    "first")
     built = _built_stamp(home)
-    if built.exists() and not built.read_text().endswith(f"\n{home.resolve()}"):
+    if built.exists() and not built.read_text().endswith(f"\n{locate(home).name}"):
         publish(home)
-    return db.connect(str(target), read_only=True)
+    con = db.connect(str(target), read_only=True)
+    if locate(home).remote:
+        db.use_filesystem(con, Lake(home).store.fs)
+    return con

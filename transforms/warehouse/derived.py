@@ -5,9 +5,7 @@ week only and a backfill computes adjacent weeks in one pass."""
 
 import hashlib
 import json
-import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -24,14 +22,16 @@ from transforms.lake.staging import (
     prepare_tables,
     run_sql,
 )
+from transforms.lake.store import Store
 from transforms.warehouse.sqlfiles import sql_files
 
 DERIVED = "_derived"
 """lake/_derived/<state>/<int_view>.parquet: the intermediate views of one lake version."""
 
 
-def derived_dir(home: Path, state: str) -> Path:
-    return home / "lake" / DERIVED / state[:24]
+def derived_dir(state: str) -> str:
+    """The folder of one lake version's derived tables, relative to the lake."""
+    return f"{DERIVED}/{state[:24]}"
 
 
 NEIGHBOUR_DAYS = 1
@@ -151,20 +151,21 @@ def _window_key(w: Window, common: str, superseded: Path, con: duckdb.DuckDBPyCo
     return h.hexdigest()[:32]
 
 
-def _common_key(home: Path) -> str:
+def _common_key(store: Store) -> str:
     h = hashlib.sha256()
     for f in sql_files():
         if f.parent.name in ("macros", "intermediate"):
             h.update(f.read_bytes())
-    for extra in (Path(REGISTRY) / "tools.parquet", Path(MODEL_TABLES)):
-        p = home / "lake" / extra
-        if p.exists():
-            h.update(p.read_bytes())
+    for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES):
+        try:
+            h.update(store.read_bytes(*extra.split("/")))
+        except FileNotFoundError:
+            continue
     return h.hexdigest()
 
 
-def derive(home: Path, snapshot: dict[str, int] | None = None,
-           state: str | None = None) -> Path:
+def derive(home: Path | str, snapshot: dict[str, int] | None = None,
+           state: str | None = None) -> str:
     """Compute the links between runs and spans, per-run totals and findings across tables
     for one lake version and store each intermediate view as Parquet, so the public views join
     small precomputed tables instead of recomputing them per query.
@@ -176,31 +177,32 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     weeks are computed in one pass (links reach one day, so a week's rows are the same in any
     window that covers it and its margin) and stored apart. The version's
     folder lake/_derived/<state>/ lists the weeks it reads (weeks.json) beside the lines that
-    lose to a later line with their run_id (computed over the whole lake: one narrow scan)."""
+    lose to a later line with their run_id (computed over the whole lake: one narrow scan).
+    Returns that folder, relative to the lake."""
     lake = Lake(home)
+    store = lake.store
     snapshot = lake.snapshot() if snapshot is None else snapshot
     state = lake.state(snapshot) if state is None else state
-    out = derived_dir(home, state)
-    if derived_intact(home, state):
+    out = derived_dir(state)
+    if derived_intact(store, state):
         return out
-    shutil.rmtree(out, ignore_errors=True)  # damaged (a truncated or deleted file): again
-    tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex}")
-    tmp.mkdir(parents=True)
-    cache = home / "lake" / DERIVED / WEEKS
-    cache.mkdir(parents=True, exist_ok=True)
+    store.rmtree(DERIVED, out.rsplit("/", 1)[-1])  # damaged (a truncated or deleted file)
+    tmp = store.tmp_folder(DERIVED, out.rsplit("/", 1)[-1])
+    if not store.remote:
+        store.path(DERIVED, WEEKS).mkdir(parents=True, exist_ok=True)
     con = db.connect()
     try:
         prepare(con, home, snapshot)
         lines = tmp / "superseded_lines.parquet"
         con.execute(f"COPY ({SUPERSEDED_LINES}) TO {sql_str(str(lines))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
-        common = _common_key(home)
+        common = _common_key(store)
         weeks, files, columns = _windows(lake, snapshot)
         keys = [_window_key(w, common, lines, con) for w in weeks]
-        stale = [w for w, k in zip(weeks, keys, strict=True) if not _intact(cache / k)]
-        targets = {w.week: cache / k for w, k in zip(weeks, keys, strict=True)}
+        stale = [w for w, k in zip(weeks, keys, strict=True) if not _intact(store, WEEKS, k)]
+        targets = {w.week: k for w, k in zip(weeks, keys, strict=True)}
         for w in stale:  # a damaged week (a file truncated or deleted) is computed again
-            shutil.rmtree(targets[w.week], ignore_errors=True)
+            store.rmtree(DERIVED, WEEKS, targets[w.week])
         if stale:
             week_con = _week_connection(home)
             try:
@@ -217,10 +219,8 @@ def derive(home: Path, snapshot: dict[str, int] | None = None,
     finally:
         con.close()
     _seal(tmp, state)
-    try:
-        os.replace(tmp, out)
-    except OSError:  # another publisher stored the same version first
-        shutil.rmtree(tmp, ignore_errors=True)
+    # Not when another publisher stored the same version first.
+    store.publish_folder(tmp, DERIVED, out.rsplit("/", 1)[-1], last=COMPLETE)
     return out
 
 
@@ -228,7 +228,7 @@ WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
 """The staging tables the intermediate views read (messages and the rest they do not)."""
 
 
-def _week_connection(home: Path) -> duckdb.DuckDBPyConnection:
+def _week_connection(home: Path | str) -> duckdb.DuckDBPyConnection:
     """One connection for every week a derive computes: the lookups and macros are set up
     once, each week then replaces the staging and intermediate schemas."""
     con = db.connect()
@@ -243,15 +243,13 @@ def _week_connection(home: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path, snapshot: dict[str, int],
+def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path | str, snapshot: dict[str, int],
                   whole: Window, weeks: list[Window], superseded: Path,
-                  targets: dict[str, Path]) -> None:
+                  targets: dict[str, str]) -> None:
     """Compute the intermediate views once over the `whole` window and store each week's rows
-    in its own folder (targets[week])."""
-    tmps = {w.week: targets[w.week].with_name(f".{targets[w.week].name}.{uuid.uuid4().hex}")
-            for w in weeks}
-    for tmp in tmps.values():
-        tmp.mkdir(parents=True)
+    in its own folder (lake/_derived/weeks/<targets[week]>)."""
+    store = Lake(home).store
+    tmps = {w.week: store.tmp_folder(DERIVED, WEEKS, targets[w.week]) for w in weeks}
     try:
         for schema in ("staging", "intermediate", "checks"):
             con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
@@ -284,19 +282,19 @@ def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path, snapshot: dict[str
         raise
     for w in weeks:
         _seal(tmps[w.week], w.week)
-        try:
-            os.replace(tmps[w.week], targets[w.week])
-        except OSError:  # another publisher stored the same week first
-            shutil.rmtree(tmps[w.week], ignore_errors=True)
+        # Not when another publisher stored the same week first.
+        store.publish_folder(tmps[w.week], DERIVED, WEEKS, targets[w.week], last=COMPLETE)
 
 
-def derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], cache: Path,
+def derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], store: Store,
                  view: str) -> str | None:
     """The SQL reading a view's stored rows from these weeks (None: no week stored)."""
-    files = [cache / k / f"{view}.parquet" for k in weeks]
-    if not files:
+    if not weeks:
         return None
-    names = ", ".join(sql_str(str(f.resolve())) for f in files)
+    files = [store.url(DERIVED, WEEKS, k, f"{view}.parquet") if store.remote
+             else str(store.path(DERIVED, WEEKS, k, f"{view}.parquet").resolve())
+             for k in weeks]
+    names = ", ".join(sql_str(f) for f in files)
     read = f"read_parquet([{names}], union_by_name = true, hive_partitioning = false)"
     distinct = "DISTINCT " if _key_column(con, f"SELECT * FROM {read}") is None else ""
     return f"SELECT {distinct}* FROM {read}"
@@ -319,21 +317,22 @@ def _seal(folder: Path, what: str) -> None:
     (folder / COMPLETE).write_text(json.dumps({"of": what, "sizes": sizes}))
 
 
-def _intact(folder: Path) -> bool:
-    """A finished derived folder whose files are all there at the sizes they were written."""
+def _intact(store: Store, *folder: str) -> bool:
+    """A finished derived folder (under lake/_derived/) whose files are all there at the
+    sizes they were written."""
     try:
-        sealed = json.loads((folder / COMPLETE).read_text())
-        return all((folder / name).stat().st_size == size
-                   for name, size in sealed["sizes"].items())
+        sealed = json.loads(store.read_text(DERIVED, *folder, COMPLETE))
+        sizes = store.sizes(DERIVED, *folder)
+        return all(sizes.get(name) == size for name, size in sealed["sizes"].items())
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
 
-def derived_intact(home: Path, state: str) -> bool:
+def derived_intact(store: Store, state: str) -> bool:
     """The derived folder of a lake version and every week it lists are whole."""
-    out = derived_dir(home, state)
+    name = derived_dir(state).rsplit("/", 1)[-1]
     try:
-        weeks = [str(k) for k in json.loads((out / WEEKS_FILE).read_text())]
+        weeks = [str(k) for k in json.loads(store.read_text(DERIVED, name, WEEKS_FILE))]
     except (OSError, ValueError, TypeError):
         return False
-    return _intact(out) and all(_intact(out.parent / WEEKS / k) for k in weeks)
+    return _intact(store, name) and all(_intact(store, WEEKS, k) for k in weeks)

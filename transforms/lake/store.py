@@ -1,0 +1,272 @@
+"""Where a home keeps what: the lake on a local folder or an S3-compatible object store, and
+the warehouse file, its stamps and locks, reports and staging always on a local folder.
+
+A home is a local folder (a Path) or an s3://bucket/prefix URL (a str: transforms.settings
+checks it). `locate(home)` says where each part lives; `Store` reads and writes the lake's
+own small files (the manifest marker, the tool registry, the model tables, the derived
+tables) the same way on both, so the code above it does not branch on where the lake is.
+
+On object storage nothing is renamed: a file is written whole by one PUT, and a folder of
+several files (a derived version) is complete once its `_complete` marker, uploaded last, is
+there. Delta tables are committed by delta-rs with the store's conditional put.
+"""
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from transforms import settings as settings_
+from transforms.settings import S3, is_remote
+
+FILE_NAME = "warehouse.duckdb"
+
+
+@lru_cache(maxsize=8)
+def _filesystem(options: tuple[tuple[str, str], ...]) -> Any:
+    import s3fs
+
+    o = dict(options)
+    client: dict[str, Any] = {}
+    if o.get("AWS_REGION"):
+        client["region_name"] = o["AWS_REGION"]
+    # No listing cache: other writers add and remove files all the time.
+    return s3fs.S3FileSystem(key=o.get("AWS_ACCESS_KEY_ID"),
+                             secret=o.get("AWS_SECRET_ACCESS_KEY"),
+                             token=o.get("AWS_SESSION_TOKEN"),
+                             endpoint_url=o.get("AWS_ENDPOINT_URL"), client_kwargs=client,
+                             use_listings_cache=False, skip_instance_cache=True)
+
+
+def storage_options() -> dict[str, str]:
+    return settings_.load().storage_options()
+
+
+def filesystem() -> Any:
+    """The fsspec S3 filesystem (s3fs) of the AWS_* settings, one per process and options."""
+    if _filesystem.cache_info().currsize and os.getpid() != _FS_PID[0]:
+        _filesystem.cache_clear()  # a forked process: the parent's event loop is not its own
+    _FS_PID[0] = os.getpid()
+    return _filesystem(tuple(sorted(storage_options().items())))
+
+
+_FS_PID = [os.getpid()]
+
+
+def cache_folder(url: str, xdg: Path | None = None) -> Path:
+    """The local folder of an s3:// home's warehouse: ~/.cache/runlake/<bucket-prefix>-<hash>
+    (or under XDG_CACHE_HOME); the name holds plain characters only, whatever the URL."""
+    base = xdg if xdg is not None and xdg.is_absolute() else Path.home() / ".cache"
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", url[len(S3):]).strip("-.")[:80]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:10]
+    return base / "runlake" / f"{readable}-{digest}"
+
+
+class Store:
+    """A folder of the lake, local or on object storage, addressed by relative names."""
+
+    def __init__(self, base: Path | str, scratch: Path) -> None:
+        self.remote = is_remote(base)
+        self.base = base
+        self.scratch = scratch
+        """A local folder for files made before they go to an object store."""
+        self.fs: Any = filesystem() if self.remote else None
+        self.options: dict[str, str] = storage_options() if self.remote else {}
+
+    def url(self, *parts: str) -> str:
+        """The name DuckDB and delta-rs read it by (an absolute path, or an s3:// URL)."""
+        if self.remote:
+            return "/".join([str(self.base), *parts])
+        return str(Path(self.base, *parts))
+
+    def path(self, *parts: str) -> Path:
+        """The local path of a file of a local store (never of a remote one)."""
+        if self.remote:
+            raise AssertionError(f"{self.url(*parts)} is not a local file")
+        return Path(self.base, *parts)
+
+    def _key(self, *parts: str) -> str:
+        return self.url(*parts)[len(S3):]
+
+    def exists(self, *parts: str) -> bool:
+        return bool(self.fs.exists(self._key(*parts))) if self.remote \
+            else self.path(*parts).exists()
+
+    def is_dir(self, *parts: str) -> bool:
+        """A local folder; on an object store, a prefix that holds some object."""
+        if not self.remote:
+            return self.path(*parts).is_dir()
+        try:
+            return bool(self.fs.ls(self._key(*parts), detail=False))
+        except FileNotFoundError:
+            return False
+
+    def read_bytes(self, *parts: str) -> bytes:
+        """The file's bytes (FileNotFoundError when it is not there)."""
+        if self.remote:
+            return bytes(self.fs.cat_file(self._key(*parts)))
+        return self.path(*parts).read_bytes()
+
+    def read_text(self, *parts: str) -> str:
+        return self.read_bytes(*parts).decode()
+
+    def write_bytes(self, data: bytes, *parts: str) -> None:
+        """Replace the file whole (readers see the old or the new, never a part)."""
+        if self.remote:
+            self.fs.pipe_file(self._key(*parts), data)
+            return
+        path = self.path(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def touch(self, *parts: str) -> None:
+        if self.remote:
+            if not self.fs.exists(self._key(*parts)):
+                self.fs.pipe_file(self._key(*parts), b"")
+            return
+        self.path(*parts).touch()
+
+    def size(self, *parts: str) -> int | None:
+        """The file's size (None when it is not there)."""
+        try:
+            if self.remote:
+                return int(self.fs.info(self._key(*parts))["size"])
+            return self.path(*parts).stat().st_size
+        except (FileNotFoundError, OSError):
+            return None
+
+    def sizes(self, *parts: str) -> dict[str, int]:
+        """Name -> size of the files in a folder (one listing on an object store)."""
+        if self.remote:
+            try:
+                return {e["name"].rsplit("/", 1)[-1]: int(e["size"])
+                        for e in self.fs.ls(self._key(*parts), detail=True)
+                        if e.get("type") == "file"}
+            except FileNotFoundError:
+                return {}
+        try:
+            return {f.name: f.stat().st_size for f in self.path(*parts).iterdir()
+                    if f.is_file()}
+        except OSError:
+            return {}
+
+    def put(self, local: Path, *parts: str) -> None:
+        """Move a local file into the store (the local file is gone after)."""
+        if self.remote:
+            self.fs.put_file(str(local), self._key(*parts))
+            local.unlink()
+            return
+        target = self.path(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(local, target)
+
+    def folder_ages(self, *parts: str) -> dict[str, float]:
+        """Subfolder name -> when it was last changed (seconds since the epoch): a local
+        folder's mtime; on an object store, its newest object's."""
+        if not self.remote:
+            try:
+                return {p.name: p.stat().st_mtime for p in self.path(*parts).iterdir()}
+            except OSError:
+                return {}
+        prefix = self._key(*parts)
+        out: dict[str, float] = {}
+        try:
+            found = self.fs.find(prefix, detail=True)
+        except FileNotFoundError:
+            return {}
+        for name, info in found.items():
+            rel = name[len(prefix):].strip("/")
+            if "/" not in rel or "LastModified" not in info:
+                continue
+            top = rel.split("/", 1)[0]
+            out[top] = max(out.get(top, 0.0), info["LastModified"].timestamp())
+        return out
+
+    def rmtree(self, *parts: str) -> None:
+        if self.remote:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self._key(*parts), recursive=True)
+            return
+        shutil.rmtree(self.path(*parts), ignore_errors=True)
+
+    def publish_folder(self, local: Path, *parts: str, last: str | None = None) -> bool:
+        """Move a finished local folder into place: a rename on a local store (False when
+        another process put one there first; `local` is then removed); on an object store,
+        its files uploaded with `last` (a completion marker) uploaded after the others."""
+        if not self.remote:
+            try:
+                os.replace(local, self.path(*parts))
+                return True
+            except OSError:
+                shutil.rmtree(local, ignore_errors=True)
+                return False
+        try:
+            files = sorted(local.iterdir(), key=lambda f: f.name == last)
+            for f in files:
+                self.fs.put_file(str(f), self._key(*parts, f.name))
+        finally:
+            shutil.rmtree(local.parent, ignore_errors=True)
+        return True
+
+    def tmp_folder(self, *parts: str) -> Path:
+        """A new local folder to make the folder `parts` in before `publish_folder`: beside
+        it on a local store (so the rename is atomic), in the scratch folder otherwise."""
+        if self.remote:
+            # In a staging folder of its own that names this process (an abandoned one is
+            # removed by the next ingest: transforms.ingest.clear_abandoned_staging).
+            holder = self.scratch / f"publish-{uuid.uuid4().hex}"
+            holder.mkdir(parents=True)
+            (holder / "owner.pid").write_text(str(os.getpid()))
+            folder = holder / parts[-1]
+        else:
+            target = self.path(*parts)
+            folder = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+        folder.mkdir(parents=True)
+        return folder
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the parts of one home live."""
+
+    home: Path | str
+    """The home as given (a resolved Path, or the s3:// URL)."""
+    name: str
+    """The home as the warehouse stamp and messages name it."""
+    folder: Path
+    """The local folder of the warehouse file, its stamps and locks, and staging."""
+    warehouse: Path
+    reports: Path
+
+    @property
+    def remote(self) -> bool:
+        return is_remote(self.home)
+
+    @property
+    def staging(self) -> Path:
+        return self.folder / ".staging"
+
+    def lake(self) -> Store:
+        base: Path | str = f"{self.home}/lake" if self.remote else Path(self.home) / "lake"
+        return Store(base, self.staging)
+
+
+def locate(home: Path | str) -> Where:
+    """Where the parts of `home` live (RUNLAKE_WAREHOUSE moves the warehouse file)."""
+    s = settings_.load()
+    if is_remote(home):
+        url = str(home)
+        warehouse = (s.warehouse.resolve() if s.warehouse is not None
+                     else cache_folder(url, s.xdg_cache_home) / FILE_NAME)
+        return Where(url, url, warehouse.parent, warehouse, warehouse.parent / "reports")
+    folder = Path(home).resolve()
+    warehouse = s.warehouse.resolve() if s.warehouse is not None else folder / FILE_NAME
+    return Where(folder, str(folder), folder, warehouse, folder / "reports")
