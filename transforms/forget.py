@@ -53,18 +53,18 @@ def matching(known: list[str], paths: list[Path]) -> tuple[list[str], list[Path]
     return sorted(found), unmatched
 
 
-def forget(paths: list[Path], home: Path,
+def forget(paths: list[Path], home: Path | str,
            retention_hours: float = DEFAULT_RETENTION_HOURS) -> ForgetReport:
     """Remove every row of the ingested files that `paths` name, in one commit, and publish
     the views. Raises an InputError, and changes nothing, when a path names no ingested file."""
     lake = Lake(home)
-    if not lake.root.is_dir():
+    if not lake.is_there():
         raise InputError(f"no lake under {home}: nothing to forget")
     doctor.raise_if_damaged(lake)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
-    staging = lake.home / ".staging" / ingest_id
-    clear_abandoned_staging(lake.home)
+    staging = lake.where.staging / ingest_id
+    clear_abandoned_staging(lake.where.folder)
     try:
         staging.mkdir(parents=True)
         (staging / OWNER).write_text(str(os.getpid()))

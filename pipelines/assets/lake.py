@@ -21,6 +21,7 @@ from pipelines.resources import RunlakeResource
 from transforms import db, warehouse
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
+from transforms.lake import Lake
 from transforms.read.landing import files_by_day
 from transforms.report import nightly
 from transforms.settings import Settings
@@ -169,13 +170,13 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
         "dagster/row_count": int(db.scalar(
             con, f"SELECT count(*) FROM staging.stg_{table} WHERE day = ?", [day])),
         "dagster/column_schema": _column_schema(table),
-        "lake_path": dg.MetadataValue.path(str((s.home / "lake" / table).resolve())),
+        "lake_path": dg.MetadataValue.path(Lake(s.home).uri(table)),
     }
     if table == "runs":
         graded, passed, tokens, p95 = con.execute(
             "SELECT count(*) FILTER (WHERE is_graded(status)), "
-            "count(*) FILTER (WHERE status = 'passed'), avg(input_tokens + output_tokens), "
-            "quantile_cont(agent_runtime_ms, 0.95) "
+            "count(*) FILTER (WHERE status = 'passed'), "
+            "avg(input_tokens + output_tokens), quantile_cont(agent_runtime_ms, 0.95) "
             "FROM runs WHERE day = ?", [day]).fetchone()
         meta.update({
             "pass_rate": dg.MetadataValue.float(passed / graded if graded else math.nan),
