@@ -21,12 +21,12 @@ from transforms.contracts import models, registry
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, doctor, scan_sql
 from transforms.normalize.columns import ColumnBuffers
 from transforms.read.dates import date_folder
+from transforms.read.discover import discover
 from transforms.read.readers import (
     DEFAULT_BLOCK_BYTES,
     READABLE_KINDS,
     BlockReader,
     InputFile,
-    discover,
 )
 from transforms.read.streams import file_sha256
 from transforms.read.worker import BlockResult, BlockTask, process_batch

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from transforms.ingest import FileReport, _run, ingest
-from transforms.read.readers import discover
+from transforms.read.discover import discover
 
 LINE = b'{"run_id": "%s", "response": {"final_response": "ok"}}\n'
 

@@ -9,7 +9,8 @@ import pytest
 import zstandard
 
 from transforms.errors import InputError
-from transforms.read.readers import Block, discover, kind_of, parse_line, split_block
+from transforms.read.discover import discover
+from transforms.read.readers import Block, kind_of, parse_line, split_block
 
 OK = b'{"run_id": "r%d", "response": {"final_response": "ok"}}'
 

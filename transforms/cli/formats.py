@@ -16,7 +16,7 @@ from transforms.cli.app import (
 from transforms.cli.ingest import _print_skipped
 from transforms.errors import InputError
 from transforms.importers import IMPORTERS, run_import
-from transforms.read.readers import discover
+from transforms.read.discover import discover
 
 _FORMATS = [*IMPORTERS]
 

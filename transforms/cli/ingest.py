@@ -27,7 +27,8 @@ from transforms.cli.app import (
 )
 from transforms.errors import InputError
 from transforms.ingest import IngestReport, ingest
-from transforms.read.readers import READABLE_KINDS, discover
+from transforms.read.discover import discover
+from transforms.read.readers import READABLE_KINDS
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 

@@ -39,18 +39,17 @@ import pyarrow.parquet as pq
 from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError, RunlakeError
 from transforms.lake import commit as lakecommit
-from transforms.lake import files as lakefiles
 from transforms.lake.commit import CommitConflict, CommitResult, history, lake_meta, with_retries
 from transforms.lake.files import (
     DATA_TABLES,
     MANIFEST,
     PARTITION,
-    STATS_COLUMNS,
+    TABLE_PROPERTIES,
     duckdb_type,
     empty_select,
     files_sql,
-    holding,
     in_predicate,
+    lake_schema,
     month_of,
     scan_sql,
     sql_str,
@@ -58,7 +57,8 @@ from transforms.lake.files import (
 from transforms.lake.store import locate
 
 __all__ = ["DATA_TABLES", "MANIFEST", "PARTITION", "CommitConflict", "CommitResult",
-           "duckdb_type", "empty_select", "files_sql", "history", "month_of", "scan_sql",
+           "duckdb_type", "empty_select", "files_sql", "history", "lake_schema", "month_of",
+           "scan_sql",
            "sql_str"]
 
 REGISTRY = "_registry"
@@ -78,21 +78,6 @@ LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
 """What a lake written before Delta Lake holds (see transforms.lake.migrate)."""
 
 T = TypeVar("T")
-
-
-TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS)}
-"""Delta table properties of every lake table: readers (and `get_add_actions`) use the
-statistics of STATS_COLUMNS, whatever their position in the table (by default only the first
-32 columns' are, and `source_file` comes after them in the wide tables)."""
-
-
-def lake_schema(table: str) -> pa.Schema:
-    """The Delta schema of a lake table: its columns and the month partition column."""
-    t = TABLES[table]
-    fields = [pa.field(c.name, c.type) for c in t.columns]
-    if table != MANIFEST:
-        fields.append(pa.field(PARTITION, pa.string()))
-    return pa.schema(fields)
 
 
 GLOB_CHARS = "[]?*{}\\"
@@ -372,55 +357,8 @@ class Lake:
     def _commit_table(self, table: str, staged: Path, sources: list[str],
                       ingest_id: str) -> tuple[int, int, int]:
         """Replace the rows of `sources` in one table with its staged parts: (version, rows
-        added, rows removed)."""
-        from deltalake.transaction import AddAction, RemoveAction
-
-        parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
-        if not parts and not self.exists(table):
-            return -1, 0, 0
-        dt = self.open(table) or self._create(table)
-        config = dt.metadata().configuration
-        if any(config.get(k) != v for k, v in TABLE_PROPERTIES.items()):
-            # A table created before the statistics columns were named.
-            dt.alter.set_table_properties(TABLE_PROPERTIES)
-            dt = self.open(table)
-        self._evolve(table, dt, parts)
-        wanted = set(sources)
-        adds = []
-        added_rows = 0
-        for i, p in enumerate(parts):
-            month = p.parent.name.removeprefix(f"{PARTITION}=")
-            rel = f"{PARTITION}={month}/part-{ingest_id}-{i:05d}.parquet"
-            meta = pq.read_metadata(p)
-            size = p.stat().st_size
-            self.store.put(p, table, f"{PARTITION}={month}", f"part-{ingest_id}-{i:05d}.parquet")
-            added_rows += meta.num_rows
-            adds.append((rel, month, meta, size))
-
-        def attempt() -> tuple[int, int]:
-            current = self.open(table)
-            whole, mixed, n_whole = holding(current, wanted)
-            removed = 0
-            if mixed:
-                # Files that mix inputs (compacted): rewrite them without those inputs' rows.
-                metrics = current.delete(in_predicate(sorted(wanted)))
-                removed += int(metrics.get("num_deleted_rows") or 0)
-                current = self.open(table)
-                whole, _, n_whole = holding(current, wanted)
-            now = int(time.time() * 1000)
-            actions: list[Any] = [
-                RemoveAction(path, True, now, size, {PARTITION: month})
-                for path, size, month in whole]
-            actions += [AddAction(rel, size, {PARTITION: month}, now, True,
-                                  lakefiles.file_stats(m)) for rel, month, m, size in adds]
-            if actions:
-                current.create_write_transaction(
-                    actions, mode="append", schema=lake_schema(table),
-                    partition_by=[PARTITION])
-            return int(self.open(table).version()), removed + n_whole
-
-        version, removed = with_retries(table, attempt)
-        return version, added_rows, removed
+        added, rows removed) (transforms.lake.commit.commit_table)."""
+        return lakecommit.commit_table(self, table, staged, sources, ingest_id)
 
     def maintain(self, months: Iterable[str], retention_hours: float) -> dict[str, int]:
         """Compaction and vacuum as thresholds say (transforms.lake.commit.maintain)."""
@@ -428,21 +366,6 @@ class Lake:
 
     def vacuum(self, retention_hours: float) -> int:
         return lakecommit.vacuum(self, retention_hours)
-
-    def _evolve(self, table: str, dt: Any, parts: list[Path]) -> None:
-        """Add to the Delta schema the columns staged files have that the table lacks (a lake
-        written before runlake gained a column)."""
-        if not parts:
-            return
-        from deltalake import Field
-        from deltalake.schema import Schema as DeltaSchema
-
-        have = {f.name for f in pa.schema(dt.schema().to_arrow())}
-        wanted = lake_schema(table)
-        missing = [f for f in wanted if f.name not in have]
-        if missing:
-            fields = DeltaSchema.from_arrow(pa.schema(missing)).fields
-            dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])
 
 def clear_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)

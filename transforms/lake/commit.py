@@ -8,13 +8,24 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from transforms.contracts.schemas import TABLES
 from transforms.errors import RunlakeError
-from transforms.lake.files import DATA_TABLES, MANIFEST, PARTITION
+from transforms.lake import files as lakefiles
+from transforms.lake.files import (
+    DATA_TABLES,
+    MANIFEST,
+    PARTITION,
+    TABLE_PROPERTIES,
+    holding,
+    in_predicate,
+    lake_schema,
+)
 
 if TYPE_CHECKING:
     from transforms.lake import Lake
@@ -118,3 +129,73 @@ def lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         return {}
     return meta if isinstance(meta, dict) else {}
+
+
+def commit_table(lake: "Lake", table: str, staged: Path, sources: list[str],
+                  ingest_id: str) -> tuple[int, int, int]:
+    """Replace the rows of `sources` in one table with its staged parts: (version, rows
+    added, rows removed)."""
+    from deltalake.transaction import AddAction, RemoveAction
+
+    parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
+    if not parts and not lake.exists(table):
+        return -1, 0, 0
+    dt = lake.open(table) or lake._create(table)
+    config = dt.metadata().configuration
+    if any(config.get(k) != v for k, v in TABLE_PROPERTIES.items()):
+        # A table created before the statistics columns were named.
+        dt.alter.set_table_properties(TABLE_PROPERTIES)
+        dt = lake.open(table)
+    evolve(lake, table, dt, parts)
+    wanted = set(sources)
+    adds = []
+    added_rows = 0
+    for i, p in enumerate(parts):
+        month = p.parent.name.removeprefix(f"{PARTITION}=")
+        rel = f"{PARTITION}={month}/part-{ingest_id}-{i:05d}.parquet"
+        meta = pq.read_metadata(p)
+        size = p.stat().st_size
+        lake.store.put(p, table, f"{PARTITION}={month}", f"part-{ingest_id}-{i:05d}.parquet")
+        added_rows += meta.num_rows
+        adds.append((rel, month, meta, size))
+
+    def attempt() -> tuple[int, int]:
+        current = lake.open(table)
+        whole, mixed, n_whole = holding(current, wanted)
+        removed = 0
+        if mixed:
+            # Files that mix inputs (compacted): rewrite them without those inputs' rows.
+            metrics = current.delete(in_predicate(sorted(wanted)))
+            removed += int(metrics.get("num_deleted_rows") or 0)
+            current = lake.open(table)
+            whole, _, n_whole = holding(current, wanted)
+        now = int(time.time() * 1000)
+        actions: list[Any] = [
+            RemoveAction(path, True, now, size, {PARTITION: month})
+            for path, size, month in whole]
+        actions += [AddAction(rel, size, {PARTITION: month}, now, True,
+                              lakefiles.file_stats(m)) for rel, month, m, size in adds]
+        if actions:
+            current.create_write_transaction(
+                actions, mode="append", schema=lake_schema(table),
+                partition_by=[PARTITION])
+        return int(lake.open(table).version()), removed + n_whole
+
+    version, removed = with_retries(table, attempt)
+    return version, added_rows, removed
+
+
+def evolve(lake: "Lake", table: str, dt: Any, parts: list[Path]) -> None:
+    """Add to the Delta schema the columns staged files have that the table lacks (a lake
+    written before runlake gained a column)."""
+    if not parts:
+        return
+    from deltalake import Field
+    from deltalake.schema import Schema as DeltaSchema
+
+    have = {f.name for f in pa.schema(dt.schema().to_arrow())}
+    wanted = lake_schema(table)
+    missing = [f for f in wanted if f.name not in have]
+    if missing:
+        fields = DeltaSchema.from_arrow(pa.schema(missing)).fields
+        dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])

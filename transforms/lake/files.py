@@ -144,3 +144,18 @@ def file_stats(meta: pq.FileMetaData) -> str:
             out["minValues"][name] = lo
             out["maxValues"][name] = hi
     return json.dumps(out)
+
+
+TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS)}
+"""Delta table properties of every lake table: readers (and `get_add_actions`) use the
+statistics of STATS_COLUMNS, whatever their position in the table (by default only the first
+32 columns' are, and `source_file` comes after them in the wide tables)."""
+
+
+def lake_schema(table: str) -> pa.Schema:
+    """The Delta schema of a lake table: its columns and the month partition column."""
+    t = TABLES[table]
+    fields = [pa.field(c.name, c.type) for c in t.columns]
+    if table != MANIFEST:
+        fields.append(pa.field(PARTITION, pa.string()))
+    return pa.schema(fields)

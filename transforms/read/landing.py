@@ -14,7 +14,8 @@ from typing import cast
 
 from transforms.read import remote
 from transforms.read.dates import date_folder
-from transforms.read.readers import InputFile, discover
+from transforms.read.discover import discover
+from transforms.read.readers import InputFile
 
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
