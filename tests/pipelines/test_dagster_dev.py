@@ -11,6 +11,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,27 @@ def _wait_loaded(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     pytest.fail(f"dagster dev not ready in 180 s:\n{log.read_text()[-3000:]}")
 
 
+@contextmanager
+def dagster_dev(env: dict[str, str], log: Path) -> Iterator[int]:
+    """`dagster dev -w workspace.yaml` on a free port of 127.0.0.1, loaded; yields the port and
+    stops the server and its daemon afterwards."""
+    port = _free_port()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_loaded(port, proc, log)
+        yield port
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
@@ -70,14 +93,7 @@ def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
     assert all(ln.startswith("warn: latest_day_is_fresh: newest day ") for ln in failing), \
         failing
 
-    port = _free_port()
-    log = tmp_path / "dagster-dev.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_loaded(port, proc, log)
+    with dagster_dev(env, tmp_path / "dagster-dev.log") as port:
         nodes = _graphql(port, "{ assetNodes { assetKey { path } isPartitioned "
                                "assetChecksOrError { ... on AssetChecks { checks { name } } } } }")
         by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes["data"]["assetNodes"]}
@@ -94,10 +110,3 @@ def test_dagster_dev_serves_materializations(tmp_path: Path) -> None:
         entries = {e["label"]: e for e in mat["metadataEntries"]}
         assert entries["dagster/row_count"]["intValue"] == 58
         assert 0 < entries["pass_rate"]["floatValue"] < 1
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()

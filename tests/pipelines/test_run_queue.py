@@ -4,14 +4,12 @@ in their own processes, and the lake equals one serial ingest of the same files.
 
 import os
 import shutil
-import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.pipelines.test_dagster_dev import DAGSTER, REPO, _free_port, _graphql, _wait_loaded
+from tests.pipelines.test_dagster_dev import REPO, _graphql, dagster_dev
 from tests.transforms.test_lake import table_digests
 from transforms.ingest import ingest
 
@@ -37,14 +35,7 @@ def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")},
            "DAGSTER_HOME": str(dagster_home), "RUNLAKE_HOME": str(home),
            "RUNLAKE_LANDING": str(landing)}
-    port = _free_port()
-    log = tmp_path / "dagster-dev.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_loaded(port, proc, log)
+    with dagster_dev(env, tmp_path / "dagster-dev.log") as port:
         deadline = time.monotonic() + 420
         while time.monotonic() < deadline:
             runs = _runs(port)
@@ -52,15 +43,7 @@ def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
                 break
             time.sleep(2)
         else:
-            pytest.fail(f"the sensor's runs did not finish: {_runs(port)}\n"
-                        f"{log.read_text()[-3000:]}")
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            pytest.fail(f"the sensor's runs did not finish: {_runs(port)}")
     partitions = sorted(next(t["value"] for t in r["tags"] if t["key"] == "dagster/partition")
                         for r in runs)
     assert partitions == list(DAYS)
