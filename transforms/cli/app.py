@@ -120,3 +120,14 @@ def _one_line(message: str) -> str:
     """A DuckDB error as one line: its lines joined, the caret line under the query left out."""
     return " ".join(p.strip() for p in message.splitlines() if p.strip().strip("^"))
 
+
+def input_path(text: str) -> Path:
+    """A path to ingest, or a file or prefix in a bucket (an S3Path) for an s3:// URL."""
+    if "://" not in text:
+        return Path(text)
+    from transforms.read.remote import s3_path
+
+    try:
+        return s3_path(text)  # type: ignore[return-value]
+    except ValueError as e:
+        raise InputError(f"{text!r}: {e}") from None

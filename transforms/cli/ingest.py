@@ -23,9 +23,9 @@ from transforms.cli.app import (
     _settings,
     app,
     err,
+    input_path,
     out,
 )
-from transforms.errors import InputError
 from transforms.ingest import IngestReport, ingest
 from transforms.read.discover import discover
 from transforms.read.readers import READABLE_KINDS
@@ -55,7 +55,7 @@ def ingest_cmd(
         _fail(f"--workers {workers} must be at least 1", 2)
     config = _settings()
     h = _home(home)
-    paths = [_input(p) for p in inputs]
+    paths = [input_path(p) for p in inputs]
     as_kind = kind.value if kind is not None else None
     total = sum(f.size for f in discover(paths, as_kind)) if err.is_terminal else 0
     if total >= PROGRESS_MIN_BYTES and err.is_terminal:
@@ -83,18 +83,6 @@ def ingest_cmd(
         _fail("no file of a readable kind: see the kinds above", 2)
     if all(f.accepted == 0 for f in readable) and not any(f.skipped for f in readable):
         _fail("no line could be read as a run: see quarantine above", 1)
-
-
-def _input(text: str) -> Path:
-    """A path to ingest, or a file or prefix in a bucket (an S3Path) for an s3:// URL."""
-    if "://" not in text:
-        return Path(text)
-    from transforms.read.remote import s3_path
-
-    try:
-        return s3_path(text)  # type: ignore[return-value]
-    except ValueError as e:
-        raise InputError(f"{text!r}: {e}") from None
 
 
 LISTED_FILES = 12

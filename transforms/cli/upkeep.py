@@ -8,7 +8,16 @@ import typer
 from rich.table import Table
 
 from transforms import warehouse
-from transforms.cli.app import HomeOpt, _fail, _home, _printable, _settings, app, out
+from transforms.cli.app import (
+    HomeOpt,
+    _fail,
+    _home,
+    _printable,
+    _settings,
+    app,
+    input_path,
+    out,
+)
 from transforms.cli.ingest import _print_report
 from transforms.ingest import ingest
 
@@ -43,9 +52,9 @@ def history_cmd(
 
 @app.command("forget")
 def forget_cmd(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Input files as they were ingested (they need not exist any more), or folders: "
-             "every ingested file under them.")],
+    inputs: Annotated[list[str], typer.Argument(
+        metavar="PATHS...", help="Input files as they were ingested (they need not exist any "
+        "more), or folders or s3:// prefixes: every ingested file under them.")],
     home: HomeOpt = None,
 ) -> None:
     """Remove every row that these input files added (all tables, their flags, quarantined
@@ -53,7 +62,7 @@ def forget_cmd(
     again brings its rows back."""
     from transforms.forget import forget
 
-    report = forget(paths, _home(home), _settings().retention_hours)
+    report = forget([input_path(p) for p in inputs], _home(home), _settings().retention_hours)
     for f in report.files:
         out.print(_printable(f"forgot {f}"), highlight=False, markup=False)
     removed = ", ".join(f"{t} {n:,}" for t, n in report.rows_removed.items()) or "none"
