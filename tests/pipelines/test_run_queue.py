@@ -1,11 +1,18 @@
 """Day partitions run in parallel under `dagster dev`: the landing sensor requests one run per
 landing day, the run queue (pipelines/dagster.yaml: two runs at once) starts them side by side
-in their own processes, and the lake equals one serial ingest of the same files."""
+in their own processes, and the lake equals one serial ingest of the same files.
+
+The sensor requests the runs one after the other, and on a busy machine a short run can end
+before the next is queued. So the runs are first queued with the queue closed
+(max_concurrent_runs 0), then `dagster dev` starts again with pipelines/dagster.yaml as it is:
+the queue finds the four waiting and starts two at once."""
 
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,17 +24,31 @@ DAYS = ("2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17")
 FINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 
 
-def _runs(port: int) -> list[dict[str, object]]:
+def _runs(port: int) -> list[dict[str, Any]]:
     body = _graphql(port, "{ runsOrError { ... on Runs { results { status startTime endTime "
                           "tags { key value } } } } }")
-    runs: list[dict[str, object]] = body["data"]["runsOrError"]["results"]
+    runs: list[dict[str, Any]] = body["data"]["runsOrError"]["results"]
     return runs
+
+
+def _wait_for(port: int, done: Callable[[list[dict[str, Any]]], bool],
+              what: str) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 420
+    while time.monotonic() < deadline:
+        runs = _runs(port)
+        if done(runs):
+            return runs
+        time.sleep(2)
+    pytest.fail(f"the sensor's runs were not {what}: {_runs(port)}")
 
 
 def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
-    shutil.copy(REPO / "pipelines" / "dagster.yaml", dagster_home / "dagster.yaml")
+    config = (REPO / "pipelines" / "dagster.yaml").read_text()
+    assert "max_concurrent_runs: 2" in config
+    (dagster_home / "dagster.yaml").write_text(
+        config.replace("max_concurrent_runs: 2", "max_concurrent_runs: 0"))
     landing = tmp_path / "landing"
     for day in DAYS:
         shutil.copytree(REPO / "data_samples" / day, landing / day)
@@ -35,15 +56,13 @@ def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")},
            "DAGSTER_HOME": str(dagster_home), "RUNLAKE_HOME": str(home),
            "RUNLAKE_LANDING": str(landing)}
-    with dagster_dev(env, tmp_path / "dagster-dev.log") as port:
-        deadline = time.monotonic() + 420
-        while time.monotonic() < deadline:
-            runs = _runs(port)
-            if len(runs) == len(DAYS) and all(r["status"] in FINAL for r in runs):
-                break
-            time.sleep(2)
-        else:
-            pytest.fail(f"the sensor's runs did not finish: {_runs(port)}")
+    with dagster_dev(env, tmp_path / "dagster-dev-1.log") as port:
+        _wait_for(port, lambda runs: len(runs) == len(DAYS)
+                  and all(r["status"] == "QUEUED" for r in runs), "queued")
+    (dagster_home / "dagster.yaml").write_text(config)
+    with dagster_dev(env, tmp_path / "dagster-dev-2.log") as port:
+        runs = _wait_for(port, lambda runs: len(runs) == len(DAYS)
+                         and all(r["status"] in FINAL for r in runs), "finished")
     partitions = sorted(next(t["value"] for t in r["tags"] if t["key"] == "dagster/partition")
                         for r in runs)
     assert partitions == list(DAYS)
