@@ -10,7 +10,6 @@ A PATH names a file as it was ingested (its absolute path, whether or not it sti
 a folder: every ingested file under it.
 """
 
-import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -20,12 +19,10 @@ import pyarrow as pa
 
 from transforms import warehouse
 from transforms.errors import InputError
-from transforms.ingest import OWNER, clear_abandoned_staging
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
     MANIFEST,
     Lake,
-    clear_staging,
     doctor,
     lake_schema,
 )
@@ -63,27 +60,23 @@ def forget(paths: list[Path], home: Path | str,
     doctor.raise_if_damaged(lake)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
-    staging = lake.where.staging / ingest_id
-    clear_abandoned_staging(lake.where.folder)
-    try:
-        staging.mkdir(parents=True)
-        (staging / OWNER).write_text(str(os.getpid()))
-        with lake.committing():
-            manifest = lake.open(MANIFEST)
-            rows = [] if manifest is None else pa.table(
-                manifest.to_pyarrow_table(columns=["source_file", "days"])).to_pylist()
-            files, unmatched = matching([r["source_file"] for r in rows], paths)
-            if unmatched:
-                raise InputError(
-                    f"{unmatched[0]}: no ingested file has this path (`runlake sql \"select "
-                    "source_file from ingest_files\"` lists them); nothing was forgotten")
-            wanted = set(files)
-            days: set[date] = {d for r in rows if r["source_file"] in wanted
-                               for d in r["days"] or ()}
-            result = lake.commit(staging, files, lake_schema(MANIFEST).empty_table(), ingest_id,
-                                 days, retention_hours, action="forget")
-    finally:
-        clear_staging(staging)
+    # A staging folder never made: each table's commit finds no parts to add, only the
+    # files' rows to remove.
+    nothing_staged = lake.where.staging / ingest_id
+    with lake.committing():
+        manifest = lake.open(MANIFEST)
+        rows = [] if manifest is None else pa.table(
+            manifest.to_pyarrow_table(columns=["source_file", "days"])).to_pylist()
+        files, unmatched = matching([r["source_file"] for r in rows], paths)
+        if unmatched:
+            raise InputError(
+                f"{unmatched[0]}: no ingested file has this path (`runlake sql \"select "
+                "source_file from ingest_files\"` lists them); nothing was forgotten")
+        wanted = set(files)
+        days: set[date] = {d for r in rows if r["source_file"] in wanted
+                           for d in r["days"] or ()}
+        result = lake.commit(nothing_staged, files, lake_schema(MANIFEST).empty_table(),
+                             ingest_id, days, retention_hours, action="forget")
     report.files = files
     report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
     report.version = result.versions.get(MANIFEST)
