@@ -1,7 +1,9 @@
 """`runlake sql` and `runlake views`: questions over the warehouse, read-only."""
 
 import json
+import re
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -105,9 +107,34 @@ def sql_cmd(
 
 
 
+class Dialect(StrEnum):
+    spark = "spark"
+    trino = "trino"
+
+
+_SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+
+
 @app.command("views")
-def views_cmd(home: HomeOpt = None) -> None:
-    """List the warehouse's tables and views with their grain and columns."""
+def views_cmd(
+    home: HomeOpt = None,
+    dialect: Annotated[Dialect | None, typer.Option(
+        help="Print the warehouse as SQL for this engine instead: views and tables to create "
+        "over the lake's Delta tables (docs/spark-trino.md).")] = None,
+    schema: Annotated[str | None, typer.Option(
+        help="The schema to create them in (default: runlake on Spark, delta.runlake on "
+        "Trino).")] = None,
+) -> None:
+    """List the warehouse's tables and views with their grain and columns, or print them as
+    Spark or Trino SQL (--dialect)."""
+    if dialect is not None:
+        from transforms.warehouse.scripts import script
+
+        if schema is not None and not _SCHEMA.fullmatch(schema):
+            _fail(f"--schema {schema!r}: a name like runlake or catalog.runlake "
+                  "(letters, digits, _)", 2)
+        sys.stdout.write(script(_home(home), dialect.value, schema))
+        return
     con = warehouse.connect(_home(home))
     try:
         rows = con.execute(

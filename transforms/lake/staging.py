@@ -33,6 +33,23 @@ SUPERSEDED_LINES = """
 later line wins, the earlier lines' rows stay in the lake and are left out of the views."""
 
 
+def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
+    """The staging views built on the lake tables' own (in order, each DuckDB SQL): the lines
+    that lose to a later line (unless stored), the run tables without them, and the runs
+    that lost."""
+    views = [("stg_superseded_lines", SUPERSEDED_LINES)] if with_superseded else []
+    for t in RUN_TABLES:
+        views.append((f"stg_{t}", f"""SELECT * FROM staging.stg_{t}_lines r
+            WHERE NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
+                              WHERE l.run_id = r.run_id AND l.source_file = r.source_file
+                                AND l.source_line = r.source_line)"""))
+    views.append(("stg_superseded_runs", """SELECT * FROM staging.stg_runs_lines r
+        WHERE EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
+                      WHERE l.run_id = r.run_id AND l.source_file = r.source_file
+                        AND l.source_line = r.source_line)"""))
+    return views
+
+
 def prepare(con: duckdb.DuckDBPyConnection, home: Path | str,
              snapshot: dict[str, int] | None = None, derived: str | None = None,
              window: "Window | None" = None) -> None:
@@ -72,17 +89,9 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path | str,
     if stored is not None and store.exists(*stored):
         con.execute("CREATE VIEW staging.stg_superseded_lines AS SELECT * FROM "
                     f"read_parquet({sql_str(store.url(*stored))}, hive_partitioning = false)")
-    else:
-        con.execute(f"CREATE VIEW staging.stg_superseded_lines AS {SUPERSEDED_LINES}")
-    for t in RUN_TABLES:
-        con.execute(f"""CREATE VIEW staging.stg_{t} AS SELECT * FROM staging.stg_{t}_lines r
-            WHERE NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
-                              WHERE l.run_id = r.run_id AND l.source_file = r.source_file
-                                AND l.source_line = r.source_line)""")
-    con.execute("""CREATE VIEW staging.stg_superseded_runs AS SELECT * FROM staging.stg_runs_lines r
-        WHERE EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
-                      WHERE l.run_id = r.run_id AND l.source_file = r.source_file
-                        AND l.source_line = r.source_line)""")
+    for name, sql in staging_views(with_superseded=stored is None
+                                   or not store.exists(*stored)):
+        con.execute(f"CREATE VIEW staging.{name} AS {sql}")
     # The tool registry the last ingest checked calls against (empty without one).
     if store.exists(REGISTRY, "tools.parquet"):
         registry = store.url(REGISTRY, "tools.parquet") if store.remote \

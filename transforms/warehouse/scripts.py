@@ -1,0 +1,208 @@
+"""`runlake views --dialect spark|trino`: the script that makes runlake's warehouse in
+another engine over the lake's Delta tables (transforms.warehouse.dialects translates the SQL):
+a view per lake table read at the warehouse's version, the lookups as VALUES, the staging
+views, the intermediate layer as tables and the public views."""
+
+import datetime
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.errors import InputError
+from transforms.lake import MANIFEST, Lake, sql_str
+from transforms.lake.staging import staging_views
+from transforms.lake.store import locate
+from transforms.warehouse.dialects import DIALECTS, macros, relations, translate_query
+from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
+
+LOOKUPS = ("flag_codes", "model_aliases", "model_prices")
+"""Lookup tables of the warehouse, inlined as VALUES."""
+DEFAULT_SCHEMA = {"spark": "runlake", "trino": "delta.runlake"}
+ENGINE = {"spark": "Spark SQL", "trino": "Trino"}
+
+
+@dataclass(frozen=True)
+class Naming:
+    """Where the translated objects go: a schema (`catalog.schema` on Trino) of the target
+    engine's catalog."""
+
+    dialect: str
+    schema: str
+
+    def name(self, table: exp.Table | str) -> str:
+        bare = table if isinstance(table, str) else table.name
+        return f"{self.schema}.{bare}"
+
+    def view(self, name: str, body: str) -> str:
+        return f"CREATE OR REPLACE VIEW {self.name(name)} AS {body}"
+
+    def table(self, name: str, body: str) -> list[str]:
+        """A table computed once from `body` (dropped and made again: REPLACE TABLE AS is
+        not open to every catalog's tables)."""
+        return [f"DROP TABLE IF EXISTS {self.name(name)}",
+                f"CREATE TABLE {self.name(name)} AS {body}"]
+
+
+def _rename(tree: exp.Expr, naming: Naming) -> exp.Expr:
+    """Lake and warehouse names (staging.stg_runs, intermediate.int_flags, runs) as views of
+    the target schema."""
+
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+
+    def fix(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) \
+                and not (node.name in ctes and not node.db):
+            renamed = exp.to_table(naming.name(node.name), dialect=naming.dialect)
+            renamed.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias
+                                                                       or node.name)))
+            return renamed
+        return node
+
+    return tree.transform(fix)
+
+
+def _literal(value: object) -> exp.Expr:
+    if value is None:
+        return exp.null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    if isinstance(value, datetime.date):
+        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
+    return exp.Literal.string(str(value))
+
+
+def values_sql(columns: dict[str, str], rows: Iterable[tuple[object, ...]],
+               dialect: str) -> str:
+    """A typed relation of literal rows (typed nulls and no rows when empty)."""
+    rows = list(rows)
+    casts = [exp.alias_(exp.cast(exp.column(c), exp.DataType.build(t, dialect="duckdb")), c)
+             for c, t in columns.items()]
+    if not rows:
+        empty = exp.select(*[exp.alias_(exp.cast(exp.null(), exp.DataType.build(
+            t, dialect="duckdb")), c) for c, t in columns.items()]).where(exp.false())
+        return empty.sql(dialect)
+    values = exp.values([exp.tuple_(*[_literal(v) for v in r]) for r in rows], alias="t",
+                        columns=list(columns))
+    return exp.select(*casts).from_(values).sql(dialect)
+
+
+def translate(con: duckdb.DuckDBPyConnection, naming: Naming, sources: dict[str, str],
+              root: Path = SQL_DIR) -> list[str]:
+    """The statements that make runlake's warehouse in `naming.dialect`, in order: a view per
+    lake table (`sources[view]`: SQL of the target engine reading it), the lookups, the
+    staging views built on them, the intermediate layer as tables (computed once, as runlake
+    keeps them under lake/_derived: views stacked this deep are more than Spark's planner
+    handles), then every view of sql/marts and sql/checks. `con` is a DuckDB warehouse: the
+    columns of each relation and the lookups' rows come from it."""
+    dialect = naming.dialect
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}: choose one of {', '.join(DIALECTS)}")
+    schema = relations(con)
+    found = macros(dialect, root)
+
+    def sql(tree: exp.Expr) -> str:
+        return _rename(translate_query(tree, found, schema, dialect), naming).sql(dialect)
+
+    out = [naming.view(name, source) for name, source in sources.items()]
+    for table in LOOKUPS:
+        cols = schema["main"][table]
+        rows = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+        if table == "model_aliases":
+            # DuckDB's regexp_replace names groups \1; Java's (Spark, Trino) $1.
+            at = list(cols).index("model")
+            rows = [tuple(_java_groups(v) if i == at and r[0] == "pattern" else v
+                          for i, v in enumerate(r)) for r in rows]
+        out.append(naming.view(table, values_sql(cols, rows, dialect)))
+    rows = con.execute("SELECT * FROM staging.stg_tool_registry ORDER BY ALL").fetchall()
+    out.append(naming.view("stg_tool_registry", values_sql(
+        schema["staging"]["stg_tool_registry"], rows, dialect)))
+    for name, body in staging_views():
+        out.append(naming.view(name, sql(sqlglot.parse_one(body, read="duckdb"))))
+    for f in sql_files(root):
+        if f.parent.name == "macros":
+            continue
+        for stmt in sqlglot.parse(f.read_text(), read="duckdb"):
+            if isinstance(stmt, exp.Create) and stmt.args.get("kind") == "VIEW":
+                body = sql(stmt.expression)
+                if f.parent.name == "intermediate":
+                    out += naming.table(stmt.this.name, body)
+                else:
+                    out.append(naming.view(stmt.this.name, body))
+    return out
+
+
+def _java_groups(replacement: object) -> object:
+    """A regexp_replace replacement with DuckDB's group references (\\1) as Java's ($1)."""
+    return re.sub(r"\\(\d)", r"$\1", replacement) if isinstance(replacement, str) \
+        else replacement
+
+
+def lake_sources(home: Path | str, naming: Naming,
+                 schema: dict[str, dict[str, dict[str, str]]]) -> tuple[dict[str, str], list[str]]:
+    """For each lake table, the target engine's SQL reading it at the lake version the
+    warehouse shows (Delta time travel), with the staging view's columns; and the statements
+    to run once beforehand (Trino: registering each Delta table with the connector)."""
+    lake = Lake(home)
+    versions = lake.snapshot()
+    sources: dict[str, str] = {}
+    once: list[str] = []
+    catalog = naming.schema.split(".")[0] if "." in naming.schema else "delta"
+    bare_schema = naming.schema.split(".")[-1]
+    for t in TABLES:
+        view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+        cols = schema["staging"][view]
+        v = versions.get(t, -1)
+        if v < 0:
+            sources[view] = values_sql(cols, [], naming.dialect)
+            continue
+        listing = ", ".join(cols)
+        if naming.dialect == "spark":
+            quoted = lake.uri(t).replace("`", "``")
+            sources[view] = (f"SELECT {listing} FROM delta.`{quoted}` "
+                             f"VERSION AS OF {v}")
+        else:
+            sources[view] = (f"SELECT {listing} FROM {naming.name('lake_' + t)} "
+                             f"FOR VERSION AS OF {v}")
+            once.append(f"CALL {catalog}.system.register_table(schema_name => "
+                        f"{sql_str(bare_schema)}, table_name => {sql_str('lake_' + t)}, "
+                        f"table_location => {sql_str(lake.uri(t))})")
+    return sources, once
+
+
+def script(home: Path | str, dialect: str, schema: str | None = None) -> str:
+    """`runlake views --dialect`: the whole script, with a header saying how to run it."""
+    from transforms import warehouse
+
+    naming = Naming(dialect, schema or DEFAULT_SCHEMA[dialect])
+    con = warehouse.connect(home)
+    try:
+        sources, once = lake_sources(home, naming, relations(con))
+        statements = translate(con, naming, sources)
+    finally:
+        con.close()
+    where = locate(home).name.encode("unicode_escape").decode()
+    lines = [f"-- runlake warehouse for {ENGINE[dialect]}, from {where} "
+             f"(lake version {Lake(home).snapshot().get(MANIFEST, 0)}).",
+             "-- Lake tables are read at the versions this warehouse shows; run the script "
+             "again after each ingest.",
+             "-- The int_* tables are computed when the script runs; v_regressions compares "
+             "the latest day with the 7 days before it."]
+    if dialect == "spark":
+        lines.append("-- Needs Delta Lake on Spark (delta-spark, or Databricks).")
+        lines.append(f"CREATE SCHEMA IF NOT EXISTS {naming.schema};")
+    else:
+        lines.append("-- Needs the Delta Lake connector with "
+                     "delta.register-table-procedure.enabled=true; register the lake tables "
+                     "once:")
+        lines += [f"-- {c};" for c in once]
+        lines.append(f"CREATE SCHEMA IF NOT EXISTS {naming.schema};")
+    return "\n".join(lines) + "\n\n" + ";\n\n".join(statements) + ";\n"
+
