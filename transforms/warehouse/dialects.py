@@ -50,22 +50,26 @@ def _is_table(body: exp.Expr) -> bool:
 
 def macros(dialect: str, root: Path = SQL_DIR) -> dict[str, Macro]:
     """Every macro of sql/ (scalar under macros/, table macros under marts/), with the bodies
-    sql/dialects/<dialect>/ gives in that engine's SQL in place of DuckDB's."""
+    sql/dialects/ gives in place of DuckDB's where the engine lacks what DuckDB uses: in Spark
+    SQL under spark/ (for Trino too), in Trino SQL under trino/ where Trino needs its own."""
     found: dict[str, Macro] = {}
     for f in sql_files(root):
         for tree in sqlglot.parse(f.read_text(), read="duckdb"):
             if isinstance(tree, exp.Create) and tree.args.get("kind") == "MACRO":
                 name, m = _macro(tree)
                 found[name] = m
-    for f in sorted((root / "dialects" / dialect).glob("*.sql")):
-        tree = _created(sqlglot.parse_one(f.read_text(), read=dialect))
-        fn = tree.this
-        params = [p.this.name if isinstance(p, exp.ColumnDef) else p.name
-                  for p in fn.expressions]
-        body = tree.expression
-        if isinstance(body, exp.Return):
-            body = body.this
-        found[fn.this.name] = Macro(params, body, _is_table(body))
+    # Spark's bodies serve Trino too (sqlglot translates them) unless Trino has its own.
+    folders = ["spark"] if dialect == "spark" else ["spark", dialect]
+    for folder in folders:
+        for f in sorted((root / "dialects" / folder).glob("*.sql")):
+            tree = _created(sqlglot.parse_one(f.read_text(), read=folder))
+            fn = tree.this
+            params = [p.this.name if isinstance(p, exp.ColumnDef) else p.name
+                      for p in fn.expressions]
+            body = tree.expression
+            if isinstance(body, exp.Return):
+                body = body.this
+            found[fn.this.name] = Macro(params, body, _is_table(body))
     return found
 
 

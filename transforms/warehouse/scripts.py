@@ -156,6 +156,9 @@ def lake_sources(home: Path | str, naming: Naming,
     once: list[str] = []
     catalog = naming.schema.split(".")[0] if "." in naming.schema else "delta"
     bare_schema = naming.schema.split(".")[-1]
+    if any(ord(ch) < 32 for ch in lake.uri("")):
+        raise InputError(f"{lake.uri('')!r}: a lake path with control characters cannot be "
+                         "named in a SQL script")
     for t in TABLES:
         view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
         cols = schema["staging"][view]

@@ -1,8 +1,8 @@
--- Purpose: canonical_model (sql/macros/canonical_model.sql) in Spark SQL: the same rule, with
--- the stripped name spelled out where DuckDB names it in a CTE (Spark lifts CTEs out of a
--- correlated subquery) and the first matching pattern chosen before it is applied (Spark
--- aggregates no expression mixing the outer name and the alias rows). Patterns are anchored
--- Java regexes; replacements name groups $1.
+-- Purpose: canonical_model (sql/macros/canonical_model.sql) for Spark, and for Trino translated
+-- from this Spark SQL: the same rule, with the stripped name spelled out where DuckDB names it
+-- in a CTE (Spark lifts CTEs out of a correlated subquery) and the first matching pattern
+-- chosen before it is applied (Spark aggregates no expression mixing the outer name and the
+-- alias rows). Patterns are anchored Java regexes; replacements name groups $1.
 -- Grain: a scalar function over a model name.
 create function canonical_model(name string) returns string return coalesce(  -- noqa: LT01
     (
