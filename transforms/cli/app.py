@@ -2,19 +2,23 @@
 place where an error becomes one line and an exit status (never a traceback)."""
 
 import re
+import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from transforms import settings
 from transforms.errors import InputError, RunlakeError, WarehouseError
-from transforms.settings import Settings
+
+if TYPE_CHECKING:
+    from transforms.settings import Settings
+
+# Every command imports what it needs when it runs (duckdb, polars, the lake, pydantic's
+# settings), so that `runlake --help` and a query start quickly.
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -31,7 +35,8 @@ def error_line(e: BaseException) -> tuple[str, int] | None:
     if isinstance(e, OSError):  # a path that cannot be read or written
         where = f"{e.filename}: " if e.filename else ""
         return where + (e.strerror or str(e)), 1
-    if isinstance(e, duckdb.Error):  # a damaged warehouse or lake file
+    duckdb = sys.modules.get("duckdb")  # not imported: the error is not DuckDB's
+    if duckdb is not None and isinstance(e, duckdb.Error):  # a damaged warehouse or lake
         return (f"the warehouse or the lake could not be read: {_one_line(str(e))} (run "
                 "`runlake doctor` to check the lake and build the warehouse again)"), 1
     return None
@@ -52,7 +57,7 @@ class _OneLineErrors(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (RunlakeError, OSError, duckdb.Error) as e:
+        except Exception as e:  # noqa: BLE001 - runlake's, OS and DuckDB errors; others re-raised
             told = error_line(e)
             if told is None:
                 raise
@@ -84,8 +89,10 @@ class OutputFormat(StrEnum):
     parquet = "parquet"
 
 
-def _settings() -> Settings:
+def _settings() -> "Settings":
     """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
+    from transforms import settings
+
     return settings.load()  # an InputError: told in one line (_OneLineErrors)
 
 
@@ -93,6 +100,8 @@ def _home(home: str | None) -> Path | str:
     """--home (a local folder, or an s3:// URL kept as written), else RUNLAKE_HOME."""
     if home is None:
         return _settings().home
+    from transforms import settings
+
     try:
         return settings.location(home)
     except ValueError as e:

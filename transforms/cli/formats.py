@@ -15,13 +15,12 @@ from transforms.cli.app import (
 )
 from transforms.cli.ingest import _print_skipped
 from transforms.errors import InputError
-from transforms.importers import IMPORTERS, run_import
-from transforms.read.discover import discover
+from transforms.import_formats import FORMATS
 
-_FORMATS = [*IMPORTERS]
+_FORMATS = [*FORMATS]
 
 @app.command("import", epilog="Formats:\n" + "\n".join(
-    f"{i.name}: {i.describe}" for i in IMPORTERS.values()))
+    f"{name}: {describe}" for name, describe in FORMATS.items()))
 def import_cmd(
     fmt: Annotated[str, typer.Argument(
         help=f"{', '.join(_FORMATS[:-1])} or {_FORMATS[-1]}")],
@@ -35,6 +34,8 @@ def import_cmd(
                                               "none.")] = None,
 ) -> None:
     """Convert other tools' result files into response (or span) JSONL for `runlake ingest`."""
+    from transforms.importers import run_import
+
     try:
         results = run_import(fmt, sources, out_dir, agent, model)
     except InputError as e:
@@ -79,6 +80,7 @@ def validate_cmd(
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
     from transforms.read import validate
+    from transforms.read.discover import discover
 
     skipped: list[tuple[str, str]] = []
     files = discover([path], kind.value if kind is not None else None, skipped)

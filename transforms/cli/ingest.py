@@ -1,7 +1,7 @@
 """`runlake ingest`: reading trace files into the lake, and what was read."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
@@ -13,7 +13,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from transforms import warehouse
 from transforms.cli.app import (
     HomeOpt,
     KindChoice,
@@ -26,9 +25,9 @@ from transforms.cli.app import (
     input_path,
     out,
 )
-from transforms.ingest import IngestReport, ingest
-from transforms.read.discover import discover
-from transforms.read.readers import READABLE_KINDS
+
+if TYPE_CHECKING:
+    from transforms.ingest import IngestReport
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -51,6 +50,9 @@ def ingest_cmd(
         help="Price table (YAML) extending the shipped one [default: $RUNLAKE_PRICES]")] = None,
 ) -> None:
     """Read trace files into the lake and rebuild the warehouse views."""
+    from transforms.ingest import ingest
+    from transforms.read.discover import discover
+
     if workers is not None and workers < 1:
         _fail(f"--workers {workers} must be at least 1", 2)
     config = _settings()
@@ -90,7 +92,10 @@ LISTED_FILES = 12
 quarantined lines, unknown kinds), and unchanged files are counted in one line."""
 
 
-def _print_report(r: IngestReport) -> None:
+def _print_report(r: "IngestReport") -> None:
+    from transforms import warehouse
+    from transforms.read.readers import READABLE_KINDS
+
     done = [f for f in r.files if not f.skipped]
     n_skipped = len(r.files) - len(done)
     if len(r.files) <= LISTED_FILES:

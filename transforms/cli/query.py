@@ -1,19 +1,18 @@
 """`runlake sql` and `runlake views`: questions over the warehouse, read-only."""
 
 import json
+import math
 import re
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from transforms import db, warehouse
 from transforms.cli.app import (
     HomeOpt,
     OutputFormat,
@@ -25,9 +24,6 @@ from transforms.cli.app import (
     err,
     out,
 )
-from transforms.contracts.schemas import TABLES
-from transforms.lake import Lake
-from transforms.warehouse.query import check_read_only
 
 
 @app.command("sql")
@@ -47,10 +43,16 @@ def sql_cmd(
         _fail("--format parquet needs --output FILE", 2)
     if limit < 0:
         _fail(f"--limit {limit} must be 0 or more", 2)
+    import duckdb
+
+    from transforms import db, warehouse
+    from transforms.lake.store import locate
+    from transforms.warehouse.query import check_read_only
+
     h = _home(home)
-    lake_ = Lake(h)
+    store = locate(h).lake()
     # The lake folder, or for an s3:// home its prefix of the bucket (no local file at all).
-    lake: Path | str = lake_.store.url() if lake_.remote else lake_.root
+    lake: Path | str = store.url() if store.remote else store.path()
     if as_of is None:
         con = warehouse.connect(h)
     else:
@@ -62,26 +64,29 @@ def sql_cmd(
         rel = con.sql(query)
         if rel is None:
             _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
-        frame = rel.pl()
+        if fmt == "table":
+            columns, rows = rel.columns, rel.fetchall()
+        else:
+            frame = rel.pl()
     except duckdb.Error as e:
         _fail(f"query failed: {_one_line(str(e))}")
     finally:
         con.close()
     if fmt == "table":
         t = Table(show_edge=False)
-        for name in frame.columns:
+        for name in columns:
             t.add_column(name, overflow="fold", max_width=60)
-        for row in frame.head(limit).iter_rows():
-            t.add_row(*("NULL" if v is None else _printable(str(v)) for v in row))
+        for row in rows[:limit]:
+            t.add_row(*(_cell(v) for v in row))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
         shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
         shown.print(t, highlight=False, markup=False)
-        if frame.height > limit:
-            out.print(f"... {frame.height - limit:,} more rows (use --limit or --output)")
-        out.print(f"{frame.height:,} rows")
+        if len(rows) > limit:
+            out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
+        out.print(f"{len(rows):,} rows")
         return
-    import polars as pl  # here, not at the top: every other command starts faster
+    import polars as pl
 
     target = output if output is not None else sys.stdout
     if fmt in ("csv", "json"):
@@ -112,6 +117,18 @@ class Dialect(StrEnum):
     trino = "trino"
 
 
+def _cell(value: object) -> str:
+    """A value as the table shows it: floats to 4 significant digits below 1 and 2 decimals
+    above (the full value is in --format csv or json), NULL for a null."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, float) and math.isfinite(value):
+        if value == 0 or abs(value) >= 1:
+            return f"{value:.2f}".rstrip("0").rstrip(".")
+        return f"{value:.4g}"
+    return _printable(str(value))
+
+
 _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 
 
@@ -135,6 +152,9 @@ def views_cmd(
                   "(letters, digits, _)", 2)
         sys.stdout.write(script(_home(home), dialect.value, schema))
         return
+    from transforms import warehouse
+    from transforms.contracts.schemas import TABLES
+
     con = warehouse.connect(_home(home))
     try:
         rows = con.execute(

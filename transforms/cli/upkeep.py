@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from transforms import warehouse
 from transforms.cli.app import (
     HomeOpt,
     _fail,
@@ -19,7 +18,6 @@ from transforms.cli.app import (
     out,
 )
 from transforms.cli.ingest import _print_report
-from transforms.ingest import ingest
 
 
 @app.command("history")
@@ -81,6 +79,8 @@ def doctor_cmd(
     """Check that the lake holds what its logs claim (every data file there and whole, every
     table readable); with --repair, make it consistent and read again the input files whose
     rows were lost. Exit status 1 when damage is found and not repaired."""
+    from transforms import warehouse
+    from transforms.ingest import ingest
     from transforms.lake import Lake, doctor
 
     h = _home(home)

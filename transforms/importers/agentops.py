@@ -9,6 +9,7 @@ it (the agent's `role`).
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines, unix_ns
 
 
@@ -77,5 +78,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="agentops",
-    describe="AgentOps trace exports, {trace, spans} with nested span_attributes",
+    describe=FORMATS["agentops"],
     matches=matches, convert=convert, kind="otlp")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines, final, ms, parse_time, rfc3339
 
 
@@ -264,5 +265,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="inspect",
-    describe="Inspect AI eval logs, .eval (zip) or .json {eval, samples}, or a folder of them",
+    describe=FORMATS["inspect"],
     matches=matches, convert=convert, files_in=logs_in)

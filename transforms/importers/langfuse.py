@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines, json_object, unix_ns
 from transforms.normalize.spans import ALIASES
 
@@ -121,5 +122,5 @@ def count(lines: Lines) -> int:
 
 IMPORTER = Importer(
     name="langfuse",
-    describe="Langfuse trace exports, {trace, observations}",
+    describe=FORMATS["langfuse"],
     matches=matches, convert=convert, kind="spans", count=count)

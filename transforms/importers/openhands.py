@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines, final, parse_time, safe_name, utc
 
 
@@ -111,5 +112,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="openhands",
-    describe="OpenHands event lists, a JSON array of {source, action or observation} events",
+    describe=FORMATS["openhands"],
     matches=matches, convert=convert)

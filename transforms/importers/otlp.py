@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines
 from transforms.normalize.spans import AGENT_KEYS
 
@@ -90,6 +91,5 @@ def count(lines: Lines) -> int:
 
 IMPORTER = Importer(
     name="otlp",
-    describe="OpenTelemetry spans in one JSON document (a collector export {resourceSpans}, "
-             "an array of spans, or one span)",
+    describe=FORMATS["otlp"],
     matches=matches, convert=convert, kind="otlp", count=count)

@@ -10,6 +10,7 @@ patch resolves the issue is the SWE-bench harness's verdict, not the trajectory'
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import KEEP, Importer, Lines, final, json_object, ms, safe_name
 
 
@@ -70,5 +71,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="swe-agent",
-    describe="SWE-agent trajectories (.traj), {trajectory, history, info, replay_config}",
+    describe=FORMATS["swe-agent"],
     matches=matches, convert=convert)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import KEEP, Importer, Lines, explained, final, ms, num, utc
 
 
@@ -118,5 +119,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="tau2",
-    describe="tau2-bench results, {info, tasks, simulations}",
+    describe=FORMATS["tau2"],
     matches=matches, convert=convert)

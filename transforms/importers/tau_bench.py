@@ -9,6 +9,7 @@ r_outputs: the outputs missing from the replies). The file names no model or age
 from pathlib import Path
 from typing import Any
 
+from transforms.import_formats import FORMATS
 from transforms.importers.common import Importer, Lines, explained, final, num
 
 
@@ -59,5 +60,5 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
 
 IMPORTER = Importer(
     name="tau-bench",
-    describe="tau-bench trajectories, a JSON array of {task_id, trial, reward, info, traj}",
+    describe=FORMATS["tau-bench"],
     matches=matches, convert=convert)

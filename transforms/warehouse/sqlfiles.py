@@ -10,9 +10,6 @@ cycle, fail the build with the file names.
 import graphlib
 from pathlib import Path
 
-import sqlglot
-from sqlglot import exp
-
 from transforms.errors import WarehouseError
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
@@ -37,6 +34,9 @@ def sql_files(root: Path | None = None) -> list[Path]:
 def references(f: Path) -> tuple[str, set[str]]:
     """The object a SQL file creates, and the names of the tables, views and macros it reads
     or calls (without schema; its own CTE names left out)."""
+    import sqlglot  # here: opening the warehouse for a query parses no SQL
+    from sqlglot import exp
+
     try:
         trees = [t for t in sqlglot.parse(f.read_text(), read="duckdb") if t is not None]
     except sqlglot.errors.ParseError as e:
@@ -117,6 +117,9 @@ def constant(macro: str, root: Path | None = None) -> float:
     """The number a constant macro under sql/macros returns (significance_level(),
     warning_level()), read from its file: the SQL stays the one place it is set."""
     f = (root or SQL_DIR) / "macros" / f"{macro}.sql"
+    import sqlglot
+    from sqlglot import exp
+
     created = sqlglot.parse_one(f.read_text(), read="duckdb")
     body = created.expression
     if not isinstance(body, exp.Literal) or body.is_string:

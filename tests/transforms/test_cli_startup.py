@@ -1,0 +1,42 @@
+"""`runlake --help` starts without the heavy libraries: each command imports what it needs when
+it runs (the time itself is measured in bench/, not here)."""
+
+import subprocess
+import sys
+
+from transforms.cli.query import _cell
+
+HEAVY = ("polars", "pyarrow", "deltalake", "dagster", "jinja2", "sqlglot", "duckdb", "pydantic",
+         "orjson", "yaml")
+
+
+def test_the_command_line_loads_no_heavy_library() -> None:
+    code = ("import sys, transforms.cli; "
+            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert loaded == "", f"importing transforms.cli loads {loaded}"
+
+
+def test_help_names_every_command_and_import_format() -> None:
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+    from transforms.import_formats import FORMATS
+    from transforms.importers import IMPORTERS
+
+    assert list(FORMATS) == list(IMPORTERS)
+    assert all(FORMATS[n] == i.describe for n, i in IMPORTERS.items())
+    result = CliRunner().invoke(app, ["import", "--help"])
+    assert result.exit_code == 0
+    assert all(name in result.output for name in FORMATS)
+
+
+def test_table_cells_round_floats() -> None:
+    assert _cell(0.7605633802816901) == "0.7606"
+    assert _cell(10601.083333333334) == "10601.08"
+    assert _cell(12.0) == "12"
+    assert _cell(0.0) == "0"
+    assert _cell(None) == "NULL"
+    assert _cell(3) == "3"
+    assert _cell(float("nan")) == "nan"
