@@ -10,24 +10,19 @@ import sqlglot
 from sqlglot import exp
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
 from transforms import warehouse
 from transforms.cli import app
 from transforms.contracts.schemas import TABLES
-from transforms.ingest import ingest
 from transforms.lake import Lake
 from transforms.warehouse import dialects
 
-SAMPLES = REPO / "data_samples"
 DUCKDB_ONLY = ("BY NAME", "EXCLUDE (", "REPLACE (", "LIST_", "LGAMMA", "QUANTILE_CONT",
                "REGEXP_FULL_MATCH", "QUERY_TABLE")
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    h = tmp_path_factory.mktemp("dialects") / "home"
-    ingest([SAMPLES], h, tools=SAMPLES / "tools.yaml")
-    return h
+def home(samples_home: Path) -> Path:
+    return samples_home
 
 
 def _script(home: Path, *args: str) -> str:

@@ -16,14 +16,11 @@ import duckdb
 import pytest
 from sqlglot import exp
 
-from tests.conftest import REPO
 from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES, TABLES
-from transforms.ingest import ingest
 from transforms.lake import Lake
 from transforms.warehouse import dialects, scripts
 
-SAMPLES = REPO / "data_samples"
 COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v_flag_summary",
             "v_regressions", "v_test_case_flips", "v_missing_test_cases", "v_truncations",
             "v_contract_violations", "v_runs", "runs", "flags", "tool_calls", "messages",
@@ -31,10 +28,8 @@ COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    h = tmp_path_factory.mktemp("spark") / "home"
-    ingest([SAMPLES], h, tools=SAMPLES / "tools.yaml")
-    return h
+def home(samples_home: Path) -> Path:
+    return samples_home
 
 
 @pytest.fixture(scope="module")
