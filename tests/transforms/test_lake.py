@@ -15,7 +15,7 @@ from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES
 from transforms.ingest import ingest
 from transforms.lake import commit as lakecommit
-from transforms.warehouse import derived, sqlfiles
+from transforms.warehouse import derived, publishing, sqlfiles
 
 
 def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
@@ -140,15 +140,15 @@ def test_a_failed_publishing_step_is_redone_by_the_next_ingest(
     path = write_lines([run("r1", "2026-11-20")])
     ingest([path], home)
     write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-21")])
-    real = getattr(warehouse, step)
+    real = getattr(publishing, step)
 
     def dying(*args: Any) -> None:
         raise OSError("killed")
 
-    monkeypatch.setattr(warehouse, step, dying)
+    monkeypatch.setattr(publishing, step, dying)
     with pytest.raises(OSError, match="killed"):
         ingest([path], home)
-    monkeypatch.setattr(warehouse, step, real)
+    monkeypatch.setattr(publishing, step, real)
     assert not warehouse.is_current(home)
     if step == "derive":  # the views still read the derived tables of the previous commit
         assert query("SELECT run_id, final_response FROM runs") == [("r1", "ok")]
