@@ -3,8 +3,11 @@ it runs (the time itself is measured in bench/, not here)."""
 
 import subprocess
 import sys
+from pathlib import Path
 
+from tests.conftest import REPO
 from transforms.cli.query import _cell
+from transforms.ingest import ingest
 
 HEAVY = ("polars", "pyarrow", "deltalake", "dagster", "jinja2", "sqlglot", "duckdb", "pydantic",
          "orjson", "yaml")
@@ -40,3 +43,20 @@ def test_table_cells_round_floats() -> None:
     assert _cell(None) == "NULL"
     assert _cell(3) == "3"
     assert _cell(float("nan")) == "nan"
+
+
+def test_a_query_opens_the_warehouse_without_the_lake_libraries(tmp_path: Path) -> None:
+    """`runlake sql` on a published warehouse: duckdb, and not pyarrow, deltalake, sqlglot,
+    polars or yaml (the lake and warehouse packages load those parts on first use)."""
+    home = tmp_path / "home"
+    ingest([REPO / "data_samples"], home)
+    code = ("import sys; from transforms.cli import main; "
+            f"sys.argv = ['runlake', 'sql', 'select count(*) from runs', '--home', {str(home)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('loaded:', ','.join(m for m in ('pyarrow', 'deltalake', 'sqlglot', 'polars', "
+            "'yaml', 'transforms.lake.core', 'transforms.warehouse.publishing') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+    assert "rows" in done
+    assert done.strip().endswith("loaded:"), done
