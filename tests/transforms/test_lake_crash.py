@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.transforms.test_lake import run, table_digests
-from transforms import warehouse
+from transforms import db, warehouse
 from transforms.ingest import ingest
 
 # The ingest runs in a child process with one function wrapped to SIGKILL the process right
@@ -19,12 +19,13 @@ from transforms.ingest import ingest
 CHILD = """
 import os, signal, sys
 from pathlib import Path
-from transforms import lake, warehouse
+from transforms import lake
 from transforms.lake import files as lakefiles
+from transforms.warehouse import publishing
 from transforms.ingest import ingest
 
 owner, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-target = {"Lake": lake.Lake, "lakefiles": lakefiles, "warehouse": warehouse}[owner]
+target = {"Lake": lake.Lake, "lakefiles": lakefiles, "warehouse": publishing}[owner]
 real = getattr(target, name)
 calls = [0]
 
@@ -78,7 +79,7 @@ class Poller(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             try:
-                con = warehouse.db.connect(str(warehouse.path(self.home)), read_only=True)
+                con = db.connect(str(warehouse.path(self.home)), read_only=True)
                 try:
                     con.execute("SELECT count(*) FROM runs JOIN messages USING (run_id)")
                     con.execute("SELECT count(*) FROM checks.lines_accounted_for")

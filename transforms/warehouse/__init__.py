@@ -78,17 +78,23 @@ def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
         from transforms.lake import Lake
 
         if where.remote and Lake(home).exists("ingest_files"):
-            publish(home)  # a lake another machine ingested: its views, built here
+            _publish(home)  # a lake another machine ingested: its views, built here
         else:
             raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` "
                                     "first")
     built = _built_stamp(home)
     if built.exists() and not built.read_text().endswith(f"\n{where.name}"):
-        publish(home)
+        _publish(home)  # a moved or copied home: its views name the old paths
     con = db.connect(str(target), read_only=True)
     if where.remote:
         db.use_filesystem(con, where.lake().fs)
     return con
+
+
+def _publish(home: Path | str) -> None:
+    from transforms.warehouse.publishing import publish
+
+    publish(home)
 
 
 _LAZY = {"DERIVED": "derived", "GROUP_WEEKS": "derived", "NEIGHBOUR_DAYS": "derived",
