@@ -1,11 +1,12 @@
 """The SQL build order comes from what each file reads or calls (parsed, not matched as text)."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from transforms.errors import WarehouseError
-from transforms.warehouse.sqlfiles import LAYERS, references, sql_files
+from transforms.warehouse.sqlfiles import LAYERS, build_order, references, sql_files
 
 
 def test_every_file_comes_after_what_it_names() -> None:
@@ -52,3 +53,29 @@ def test_a_cycle_and_a_later_layer_are_refused(tmp_path: Path) -> None:
     misnamed = _tree(tmp_path / "misnamed", {"marts/v_z.sql": "create view v_q as select 1"})
     with pytest.raises(WarehouseError, match="creates v_q"):
         sql_files(misnamed)
+
+
+def test_parsed_references_are_cached_by_text(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ingest does not parse the SQL again when no file changed; an edited file, a damaged
+    cache or one that cannot be written changes nothing but the time taken."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = _tree(tmp_path / "sql", {
+        "marts/a.sql": "create view a as select 1 as one",
+        "marts/b.sql": "create view b as select * from a",
+    })
+    assert [f.stem for f in sql_files(root)] == ["a", "b"]
+    cache = tmp_path / "cache" / "runlake" / "sql-references.json"
+    assert len(json.loads(cache.read_text())) == 2
+    # Edited so that a reads b: the new text is parsed, the order follows it.
+    (root / "marts" / "a.sql").write_text("create view a as select * from b")
+    (root / "marts" / "b.sql").write_text("create view b as select 1 as one")
+    assert [f.stem for f in sql_files(root)] == ["b", "a"]
+    cache.write_text("{not json")
+    assert [f.stem for f in build_order(root)] == ["b", "a"]
+    assert len(json.loads(cache.read_text())) == 2
+    # A cached entry is what the parse gives.
+    for f in (root / "marts").glob("*.sql"):
+        name, refs = references(f)
+        assert sorted(refs) in [v[1] for v in json.loads(cache.read_text()).values()]
+        assert name in [v[0] for v in json.loads(cache.read_text()).values()]

@@ -8,6 +8,9 @@ cycle, fail the build with the file names.
 """
 
 import graphlib
+import hashlib
+import json
+import os
 from pathlib import Path
 
 from transforms.errors import WarehouseError
@@ -29,6 +32,54 @@ def sql_files(root: Path | None = None) -> list[Path]:
         cached = (stamp, build_order(root))
         _ORDER[root] = cached
     return list(cached[1])
+
+
+CACHED_TEXTS = 1000
+"""At most this many SQL texts' references are kept in the cache file."""
+
+
+def _cache_file() -> Path:
+    """Where the references of SQL texts already parsed are kept between commands:
+    runlake/sql-references.json under XDG_CACHE_HOME (or ~/.cache)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "runlake" / "sql-references.json"
+
+
+def _cached_references(files: list[Path]) -> dict[Path, tuple[str, set[str]]]:
+    """`references` of each file, parsed only for texts not parsed before: the cache is keyed
+    by the SHA-256 of the text and the sqlglot version, so an edited file is parsed again.
+    Parsing every file costs ~0.7 s, which each ingest would otherwise pay."""
+    from importlib.metadata import version
+
+    salt = f"sqlglot {version('sqlglot')}\n".encode()
+    keys = {f: hashlib.sha256(salt + f.read_bytes()).hexdigest() for f in files}
+    path = _cache_file()
+    try:
+        cache = json.loads(path.read_text())
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    found: dict[Path, tuple[str, set[str]]] = {}
+    for f, key in keys.items():
+        hit = cache.get(key)
+        if isinstance(hit, list) and len(hit) == 2 and isinstance(hit[0], str):
+            found[f] = (hit[0], set(hit[1]))
+        else:
+            found[f] = references(f)
+    fresh = {keys[f]: [name, sorted(refs)] for f, (name, refs) in found.items()}
+    if set(fresh) - set(cache):
+        # Texts of other SQL folders are kept too, up to a bound (older sets are dropped).
+        merged = cache | fresh if len(cache) + len(fresh) <= CACHED_TEXTS else fresh
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(merged, sort_keys=True))
+            os.replace(tmp, path)  # readers see the old cache or the new one, never half
+        except OSError:
+            pass  # a read-only home: parse again next time
+    return found
 
 
 def references(f: Path) -> tuple[str, set[str]]:
@@ -62,9 +113,11 @@ def references(f: Path) -> tuple[str, set[str]]:
 def build_order(root: Path) -> list[Path]:
     """Layer by layer; within a layer each file after the files it references."""
     files: dict[str, tuple[str, Path, set[str]]] = {}
+    found = _cached_references(
+        [f for layer in LAYERS for f in sorted((root / layer).glob("*.sql"))])
     for layer in LAYERS:
         for f in sorted((root / layer).glob("*.sql")):
-            name, refs = references(f)
+            name, refs = found[f]
             if name.lower() != f.stem.lower():
                 raise WarehouseError(f"{layer}/{f.name} creates {name}: a file creates the "
                                      "object named like the file")
