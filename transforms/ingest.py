@@ -14,12 +14,22 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from multiprocessing import get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from transforms import db, warehouse
 from transforms.contracts import models, registry
-from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, clear_staging, doctor, scan_sql
+from transforms.lake import (
+    DEFAULT_RETENTION_HOURS,
+    OWNER,
+    Lake,
+    claim_staging,
+    clear_staging,
+    doctor,
+    scan_sql,
+)
 from transforms.normalize.columns import ColumnBuffers
+from transforms.read import ranges
 from transforms.read.dates import date_folder
 from transforms.read.discover import discover
 from transforms.read.readers import (
@@ -28,7 +38,7 @@ from transforms.read.readers import (
     BlockReader,
     InputFile,
 )
-from transforms.read.streams import file_sha256
+from transforms.read.streams import combine, file_sha256
 from transforms.read.worker import BlockResult, BlockTask, process_batch
 
 Progress = Callable[[int], None]
@@ -94,23 +104,25 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     reg = registry.load(tools) if tools is not None else None
     tables = models.load(model_aliases, prices)
     lake = Lake(home)
+    skipped: list[tuple[str, str]] = []
+    files = discover(paths, kind, skipped)
+    _start_workers(files, workers, block_bytes)
     if lake.is_legacy():
         from transforms.lake import migrate
 
         migrate.convert(lake)
     # What the lake claims to hold must be there, or this ingest would build on lost rows.
     doctor.raise_if_damaged(lake)
-    return _ingest(lake, paths, kind, workers, block_bytes, progress, now, build_views, reg,
+    return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views, reg,
                    tables, retention_hours)
 
 
-def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None,
-            block_bytes: int, progress: Progress | None, now: datetime,
+def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
+            workers: int | None, block_bytes: int, progress: Progress | None, now: datetime,
             build_views: bool, reg: registry.Registry | None,
             tables: models.ModelTables, retention_hours: float) -> IngestReport:
     home = lake.home
-    report = IngestReport(home=home)
-    files = discover(paths, kind, report.skipped_paths)
+    report = IngestReport(home=home, skipped_paths=skipped)
     known = lake.known_files()
     tools_sha = reg.sha256 if reg is not None else None
     ingest_id = uuid.uuid4().hex
@@ -140,8 +152,7 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
             lake.root.mkdir(parents=True, exist_ok=True)
         report.model_tables_changed = models.store(lake.store, tables)
     try:
-        staging.mkdir(parents=True, exist_ok=True)
-        (staging / OWNER).write_text(str(os.getpid()))
+        claim_staging(staging)
         all_days: set[date] = set()
         for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now, reg):
             file_day = _file_day(f, now)
@@ -171,10 +182,6 @@ def _ingest(lake: Lake, paths: list[Path], kind: str | None, workers: int | None
     finally:
         clear_staging(staging)
     return report
-
-
-OWNER = "owner.pid"
-"""The pid of the ingest that owns a staging folder (.staging/<ingest_id>/owner.pid)."""
 
 
 def clear_abandoned_staging(home: Path) -> int:
@@ -217,6 +224,8 @@ class _FileState:
     report: FileReport
     days: set[date] = field(default_factory=set)
     sha256: str = ""
+    pieces: dict[int, bytes] | None = None
+    """Digests of the pieces of a file its workers read by range (transforms.read.ranges)."""
 
     def add(self, res: BlockResult) -> None:
         self.report.lines += res.lines
@@ -224,6 +233,19 @@ class _FileState:
         self.report.quarantined += res.quarantined
         self.report.blank += res.blank
         self.days.update(res.days)
+        if self.pieces is not None:
+            self.pieces.update(res.pieces)
+        if res.error is not None and self.report.error is None:
+            self.report.error = res.error
+
+    def digest(self) -> str:
+        if self.pieces is None:
+            return self.sha256
+        if self.report.error is not None:
+            return ""  # read again by the next ingest, whatever its digest
+        found = [self.pieces[i] for i in sorted(self.pieces)]
+        assert sorted(self.pieces) == list(range(len(found))), "a piece was not hashed"
+        return combine(found)
 
 
 def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: int,
@@ -232,15 +254,10 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
          ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
     """Process every readable file block by block, blocks of all files sharing the workers;
     yields each file with its digest and the days its rows landed in."""
-    total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
-    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    n_workers = _workers(workers)
     pool = None
-    if n_workers > 1 and total > 2 * block_bytes:
-        # A fork server started once, with the worker module preloaded, forks each worker
-        # from a clean process: no inherited DuckDB threads, and no per-worker import cost.
-        ctx = get_context("forkserver")
-        ctx.set_forkserver_preload(["transforms.read.worker"])
-        pool = ProcessPoolExecutor(n_workers, mp_context=ctx)
+    if _parallel([f for f, _ in todo], n_workers, block_bytes):
+        pool = ProcessPoolExecutor(n_workers, mp_context=_fork_server())
     states: list[_FileState] = []
     in_flight: list[tuple[Future[list[BlockResult]], list[_FileState]]] = []
     batch: list[tuple[BlockTask, _FileState]] = []
@@ -271,6 +288,23 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                 state.sha256 = _sha(f)
                 if progress:
                     progress(f.size)
+                continue
+            if pool is not None and ranges.by_range(f, block_bytes):
+                # The workers read the file themselves, a range each (transforms.read.ranges).
+                state.pieces = {}
+                try:
+                    for i, r in enumerate(ranges.plan(f, block_bytes)):
+                        task = BlockTask(None, f.source_file, f.kind or "responses",
+                                         _file_day(f, now), str(staging), f"{seq:06d}-{i:06d}",
+                                         reg if f.kind in CHECKED_KINDS else None, r)
+                        batch.append((task, state))
+                        batch_bytes += r.end - r.start
+                        if batch_bytes >= block_bytes:
+                            flush()
+                        if progress:
+                            progress(r.end - r.start)
+                except OSError as e:
+                    fr.error = f"cannot read the file: {e.strerror or e}"
                 continue
             try:
                 reader = BlockReader(f, block_bytes)
@@ -304,7 +338,35 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     for state in states:
-        yield state.file, state.report, state.sha256, state.days
+        yield state.file, state.report, state.digest(), state.days
+
+
+def _workers(workers: int | None) -> int:
+    return workers if workers is not None else min(os.cpu_count() or 1, 8)
+
+
+def _parallel(files: list[InputFile], n_workers: int, block_bytes: int) -> bool:
+    """Whether these files are read by worker processes (more than two blocks of them)."""
+    total = sum(f.size for f in files if f.kind in READABLE_KINDS)
+    return n_workers > 1 and total > 2 * block_bytes
+
+
+def _fork_server() -> BaseContext:
+    """A fork server, started once per process with the worker module preloaded, forks each
+    worker from a clean process: no inherited DuckDB threads, and no per-worker import cost."""
+    ctx = get_context("forkserver")
+    ctx.set_forkserver_preload(["transforms.read.worker"])
+    return ctx
+
+
+def _start_workers(files: list[InputFile], workers: int | None, block_bytes: int) -> None:
+    """Start the fork server now when the ingest may use it, so that its imports (~0.5 s)
+    overlap the lake's checks rather than delay the first block."""
+    if _parallel(files, _workers(workers), block_bytes):
+        from multiprocessing import forkserver
+
+        _fork_server()
+        forkserver.ensure_running()
 
 
 BATCH_FILES = 1000

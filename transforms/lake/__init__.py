@@ -13,11 +13,13 @@ if TYPE_CHECKING:
         MANIFEST,
         MANIFEST_MADE,
         MODEL_TABLES,
+        OWNER,
         PARTITION,
         REGISTRY,
         REGISTRY_SCHEMA,
         TABLES,
         Lake,
+        claim_staging,
         clear_staging,
         duckdb_type,
         files_sql,
@@ -28,9 +30,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["DATA_TABLES", "DEFAULT_RETENTION_HOURS", "MANIFEST", "MANIFEST_MADE",
-           "MODEL_TABLES", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA", "TABLES", "Lake",
-           "clear_staging", "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql",
-           "sql_str"]
+           "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA", "TABLES",
+           "Lake", "claim_staging", "clear_staging", "duckdb_type", "files_sql", "history",
+           "lake_schema", "scan_sql", "sql_str"]
 
 
 def __getattr__(name: str) -> Any:

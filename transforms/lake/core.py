@@ -370,3 +370,15 @@ class Lake:
 def clear_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
+
+OWNER = "owner.pid"
+"""The pid of the process that owns a staging folder (.staging/<name>/owner.pid): a folder
+no live process owns was left by a crash (transforms.ingest.clear_abandoned_staging)."""
+
+
+def claim_staging(folder: Path) -> Path:
+    """Create a staging folder owned by this process."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / OWNER).write_text(str(os.getpid()))
+    return folder
+

@@ -40,12 +40,52 @@ def open_regular(path: Path) -> IO[bytes]:
     return f
 
 
+HASH_PIECE = 16 * 1024 * 1024
+"""A file's digest is taken over pieces of this many stored bytes, so that the workers of an
+ingest can each hash the pieces they read."""
+
+
+def combine(pieces: list[bytes]) -> str:
+    """The digest of a file from the SHA-256 digests of its pieces, in order: for a file of
+    one piece (up to 16 MiB) the SHA-256 of its bytes; for a larger one the SHA-256 of its
+    pieces' digests one after the other."""
+    if not pieces:
+        return hashlib.sha256().hexdigest()
+    if len(pieces) == 1:
+        return pieces[0].hex()
+    return hashlib.sha256(b"".join(pieces)).hexdigest()
+
+
+class PieceHasher:
+    """Hashes a stream piece by piece (HASH_PIECE bytes each); `hexdigest` combines them."""
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+        self._current = hashlib.sha256()
+        self._filled = 0
+
+    def update(self, data: memoryview | bytes) -> None:
+        view = memoryview(data)
+        while len(view):
+            k = min(len(view), HASH_PIECE - self._filled)
+            self._current.update(view[:k])
+            self._filled += k
+            view = view[k:]
+            if self._filled == HASH_PIECE:
+                self._pieces.append(self._current.digest())
+                self._current, self._filled = hashlib.sha256(), 0
+
+    def hexdigest(self) -> str:
+        tail = [self._current.digest()] if self._filled or not self._pieces else []
+        return combine(self._pieces + tail)
+
+
 class HashingReader(io.RawIOBase):
     """Reads a file and hashes every byte that passes, so the stored file is read once."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         self._raw = raw
-        self.sha256 = hashlib.sha256()
+        self.sha256 = PieceHasher()
         self.bytes_read = 0
         self.watch: Callable[[memoryview], None] | None = None
         """Also shown every byte that passes (the zstd frame layout follows them)."""
@@ -69,7 +109,8 @@ class HashingReader(io.RawIOBase):
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
+    """The file's digest (`combine`)."""
+    h = PieceHasher()
     with open_regular(path) as f:
         while chunk := f.read(4 * 1024 * 1024):
             h.update(chunk)

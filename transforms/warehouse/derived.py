@@ -6,6 +6,7 @@ week only and a backfill computes adjacent weeks in one pass."""
 import hashlib
 import json
 import shutil
+import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -14,7 +15,7 @@ import duckdb
 
 from transforms import db
 from transforms.contracts.schemas import TABLES
-from transforms.lake import MODEL_TABLES, REGISTRY, Lake, sql_str
+from transforms.lake import MODEL_TABLES, REGISTRY, Lake, claim_staging, clear_staging, sql_str
 from transforms.lake.staging import (
     SUPERSEDED_LINES,
     prepare,
@@ -204,7 +205,8 @@ def derive(home: Path | str, snapshot: dict[str, int] | None = None,
         for w in stale:  # a damaged week (a file truncated or deleted) is computed again
             store.rmtree(DERIVED, WEEKS, targets[w.week])
         if stale:
-            week_con = _week_connection(home)
+            scratch = claim_staging(lake.where.staging / f"derive-{uuid.uuid4().hex}")
+            week_con = _week_connection(home, scratch)
             try:
                 for group in _groups(stale):
                     whole = _window(group[0].week, group[0].first, group[-1].last, files,
@@ -212,6 +214,7 @@ def derive(home: Path | str, snapshot: dict[str, int] | None = None,
                     _derive_weeks(week_con, home, snapshot, whole, group, lines, targets)
             finally:
                 week_con.close()
+                clear_staging(scratch)
         (tmp / WEEKS_FILE).write_text(json.dumps(keys))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -228,10 +231,11 @@ WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
 """The staging tables the intermediate views read (messages and the rest they do not)."""
 
 
-def _week_connection(home: Path | str) -> duckdb.DuckDBPyConnection:
+def _week_connection(home: Path | str, scratch: Path) -> duckdb.DuckDBPyConnection:
     """One connection for every week a derive computes: the lookups and macros are set up
-    once, each week then replaces the staging and intermediate schemas."""
-    con = db.connect()
+    once, each week then replaces the staging and intermediate schemas. It holds at most
+    db.WORK_MEMORY and spills the rest to `scratch`."""
+    con = db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch))
     try:
         prepare_lookups(con, home)
         for f in sql_files():
