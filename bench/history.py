@@ -1,12 +1,15 @@
 """How an ingest's cost grows with the lake's history, and a backfill over many days.
 
     python bench/history.py nightly [--history 7,60,180,365] [--night-mb 20] [--day-mb 2]
+                                    [--repeat 1]
     python bench/history.py backfill [--mb 200] [--days 180] [--repeat 3]
 
 nightly: for each history length H, a lake is built with H days of runs (--day-mb MB of
 response JSONL per day, one backfill ingest), then one new night of --night-mb MB is ingested
-into it (views published, as every night); prints the night's wall time and peak memory of the
-process tree. The night is the same file for every H, dated the day after the history.
+into it (views published, as every night), --repeat times into copies of the same lake,
+interleaved with the plain baseline on the night's file; prints the median wall times, their
+ratio and the peak memory of the process tree. The night is the same file for every H, dated
+the day after the history.
 
 backfill: --mb MB of response JSONL whose runs spread over --days days, ingested into an empty
 home, against the plain baseline (bench/baseline.py) in the same run, interleaved; and the
@@ -58,9 +61,9 @@ def _runlake(*args: str) -> list[str]:
     return [str(Path(sys.executable).parent / "runlake"), *args]
 
 
-def nightly(history: list[int], night_mb: float, day_mb: float) -> None:
-    print(f"{'history days':>12} {'history MB':>10} {'night s':>8} {'night peak MB':>13} "
-          f"{'lake files':>10}")
+def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int) -> None:
+    print(f"{'history days':>12} {'history MB':>10} {'night s':>8} {'baseline s':>10} "
+          f"{'ratio':>6} {'night peak MB':>13} {'lake files':>10}")
     rows = []
     for h in history:
         days = [FIRST + timedelta(days=i) for i in range(h)]
@@ -68,20 +71,34 @@ def nightly(history: list[int], night_mb: float, day_mb: float) -> None:
         night_day = days[-1] + timedelta(days=1)
         night = generate(OUT / f"night-{h}d-{night_mb}mb" / night_day.isoformat()
                          / "night.responses.jsonl", [night_day], night_mb, 8)
-        home = OUT / f"history-home-{h}"
-        shutil.rmtree(home, ignore_errors=True)
-        subprocess.run(_runlake("ingest", str(past), "--home", str(home)), check=True,
+        built = OUT / f"history-home-{h}"
+        shutil.rmtree(built, ignore_errors=True)
+        subprocess.run(_runlake("ingest", str(past), "--home", str(built)), check=True,
                        stdout=subprocess.DEVNULL)
-        secs, peak = measure(_runlake("ingest", str(night), "--home", str(home)))
+        runs, bases = [], []
+        for i in range(repeat):
+            # The same lake before the night each time; the baseline on the night's file,
+            # interleaved.
+            home = OUT / f"history-home-{h}-run"
+            shutil.rmtree(home, ignore_errors=True)
+            shutil.copytree(built, home, symlinks=True)
+            bases.append(measure([sys.executable, str(ROOT / "bench" / "baseline.py"),
+                                  str(night), str(OUT / f"history-baseline-{i}")]))
+            shutil.rmtree(OUT / f"history-baseline-{i}", ignore_errors=True)
+            runs.append(measure(_runlake("ingest", str(night), "--home", str(home))))
         files = sum(1 for _ in (home / "lake").glob("*/month=*/*.parquet"))
+        secs = statistics.median(r[0] for r in runs)
+        base = statistics.median(b[0] for b in bases)
+        peak = max(r[1] for r in runs)
         rows.append((h, secs, peak))
-        print(f"{h:>12} {past.stat().st_size / 2**20:>10,.0f} {secs:>8.2f} {peak:>13,.0f} "
-              f"{files:>10,}", flush=True)
+        print(f"{h:>12} {past.stat().st_size / 2**20:>10,.0f} {secs:>8.2f} {base:>10.2f} "
+              f"{base / secs:>5.2f}x {peak:>13,.0f} {files:>10,}", flush=True)
         shutil.rmtree(home, ignore_errors=True)
-    base = rows[0]
+        shutil.rmtree(built, ignore_errors=True)
+    first = rows[0]
     for h, secs, peak in rows[1:]:
-        print(f"{h} days / {base[0]} days: time {secs / base[1]:.2f}x, peak memory "
-              f"{peak / base[2]:.2f}x")
+        print(f"{h} days / {first[0]} days: time {secs / first[1]:.2f}x, peak memory "
+              f"{peak / first[2]:.2f}x")
     print(f"load average: {os.getloadavg()}")
 
 
@@ -124,13 +141,15 @@ def main() -> None:
     n.add_argument("--history", default="7,60,180,365")
     n.add_argument("--night-mb", type=float, default=20)
     n.add_argument("--day-mb", type=float, default=2)
+    n.add_argument("--repeat", type=int, default=1)
     b = sub.add_parser("backfill")
     b.add_argument("--mb", type=int, default=200)
     b.add_argument("--days", type=int, default=180)
     b.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     if args.what == "nightly":
-        nightly([int(x) for x in args.history.split(",")], args.night_mb, args.day_mb)
+        nightly([int(x) for x in args.history.split(",")], args.night_mb, args.day_mb,
+                args.repeat)
     else:
         backfill(args.mb, args.days, args.repeat)
 

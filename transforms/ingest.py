@@ -256,6 +256,10 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
     yields each file with its digest and the days its rows landed in."""
     n_workers = _workers(workers)
     pool = None
+    # Consecutive ranges of a large file go to a worker together (staged as one file per table
+    # and month, a row group per range), each worker still getting several tasks.
+    total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
+    group_bytes = min(max(block_bytes, total // (3 * n_workers)), RANGES_PER_TASK * block_bytes)
     if _parallel([f for f, _ in todo], n_workers, block_bytes):
         pool = ProcessPoolExecutor(n_workers, mp_context=_fork_server())
     states: list[_FileState] = []
@@ -299,7 +303,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                                          reg if f.kind in CHECKED_KINDS else None, r)
                         batch.append((task, state))
                         batch_bytes += r.end - r.start
-                        if batch_bytes >= block_bytes:
+                        if batch_bytes >= group_bytes:
                             flush()
                         if progress:
                             progress(r.end - r.start)
@@ -369,6 +373,8 @@ def _start_workers(files: list[InputFile], workers: int | None, block_bytes: int
         forkserver.ensure_running()
 
 
+RANGES_PER_TASK = 8
+"""At most this many consecutive ranges of a file make one worker task."""
 BATCH_FILES = 1000
 """At most this many small files' blocks are normalized and staged together."""
 

@@ -275,7 +275,9 @@ INGEST_FILES = Table("ingest_files", "one input file", (
     SOURCE_FILE, FILE_DAY,
     _c("kind", pa.string(), "responses, spans, ..., or unknown when the kind cannot be told."),
     _c("compression", pa.string(), "none, gzip or zstd."),
-    _c("sha256", pa.string(), "SHA-256 of the file's bytes as stored."),
+    _c("sha256", pa.string(), "SHA-256 of the file's bytes as stored; for a file over 16 MiB, "
+       "SHA-256 of the SHA-256 digests of its 16 MiB pieces in order (so that workers hash "
+       "the pieces they read)."),
     _c("bytes", pa.int64(), "File size in bytes as stored."),
     _c("lines", pa.int64(), "Lines read (a last line without newline counts)."),
     _c("lines_accepted", pa.int64(), "Lines that became rows."),

@@ -2,7 +2,7 @@
 
 A worker gets whole lines (a block never splits a line), applies the line rule of readers.py,
 normalizes the records and writes each table's rows to
-`<staging>/<table>/day=YYYY-MM-DD/part-<id>.parquet`. It returns only counts, so the parent's
+`<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only counts, so the parent's
 memory does not grow with the input.
 """
 
@@ -52,6 +52,13 @@ class BlockTask:
     registry: Registry | None = None
     range: ranges.FileRange | None = None
 
+    @property
+    def size(self) -> int:
+        """Input bytes of the task."""
+        if self.range is not None:
+            return self.range.end - self.range.start
+        return len(self.block.data) if self.block is not None else 0
+
 
 @dataclass
 class BlockResult:
@@ -66,15 +73,12 @@ class BlockResult:
     """Why a range could not be read (its lines are then read by the next ingest)."""
 
 
-def process_block(task: BlockTask) -> BlockResult:
-    """Read, normalize and stage one block; the counts say what became of every line."""
-    return process_batch([task])[0]
-
-
 def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
-    """Read and normalize several blocks (small files' whole contents, gathered so that a
-    folder of many small files is not staged one tiny Parquet file per table each) and stage
-    their rows together, under the first task's part name; the counts of each block."""
+    """Read and normalize several blocks (consecutive ranges of a large file, or small files'
+    whole contents) and stage their rows in one Parquet file per table and month, under the
+    first task's part name, a row group per ROW_GROUP_INPUT bytes of input: the rows of one
+    group at a time are in memory, and an ingest stages few, large files that the lake need
+    not compact. The counts of each block."""
     # The rows are tuples without cycles: with the cyclic collector on, building the Arrow
     # columns rescans millions of them (a third of the time of to_arrow).
     enabled = gc.isenabled()
@@ -86,21 +90,79 @@ def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
             gc.enable()
 
 
+ROW_GROUP_INPUT = 16 * 1024 * 1024
+"""The rows of about this many input bytes are written as one row group."""
+
+
 def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
-    results, tables = [], []
-    for task in tasks:
-        res, buffers = normalize_block(task)
-        results.append(res)
-        tables.append(buffers)
-    staging = Path(tasks[0].staging)
-    for t in TABLES:
-        if t == MANIFEST:
-            continue
-        parts = [b.to_arrow(t) for b in tables if b.rows(t)]
-        if parts:
-            stage(parts[0] if len(parts) == 1 else pa.concat_tables(parts), staging, t,
-                  tasks[0].part)
+    results: list[BlockResult] = []
+    out = StagedParts(Path(tasks[0].staging), tasks[0].part)
+    try:
+        pending: list[ColumnBuffers] = []
+        size = 0
+        for task in tasks:
+            res, buffers = normalize_block(task)
+            results.append(res)
+            pending.append(buffers)
+            size += task.size
+            if size >= ROW_GROUP_INPUT:
+                out.write(pending)
+                pending, size = [], 0
+        out.write(pending)
+    finally:
+        out.close()
     return results
+
+
+class StagedParts:
+    """One Parquet file per table and month of the staging area, written a row group at a
+    time, in the lake's final format: the commit adds these files to the Delta tables as they
+    are."""
+
+    def __init__(self, staging: Path, part: str) -> None:
+        self.staging = staging
+        self.part = part
+        self._writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+
+    def write(self, buffers: list[ColumnBuffers]) -> None:
+        for t in TABLES:
+            if t == MANIFEST:
+                continue
+            parts = [b.to_arrow(t) for b in buffers if b.rows(t)]
+            if parts:
+                table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+                for month, piece in by_month(table):
+                    self._writer(t, month).write_table(piece)
+
+    def _writer(self, table: str, month: str) -> pq.ParquetWriter:
+        w = self._writers.get((table, month))
+        if w is None:
+            folder = self.staging / table / f"{PARTITION}={month}"
+            folder.mkdir(parents=True, exist_ok=True)
+            w = pq.ParquetWriter(folder / f"part-{self.part}.parquet", TABLES[table].schema,
+                                 compression="zstd", compression_level=1)
+            self._writers[(table, month)] = w
+        return w
+
+    def close(self) -> None:
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+
+
+def by_month(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """The rows of `table` by the month of their day (YYYY-MM)."""
+    # The months from the few distinct days (formatting every row's day cost 0.1 s a block).
+    days = table.column("day")
+    months = sorted({d.strftime("%Y-%m") for d in pc.unique(days).to_pylist()})
+    for m in months:
+        if len(months) == 1:
+            yield m, table
+            continue
+        first = date(int(m[:4]), int(m[5:]), 1)
+        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        yield m, table.filter(pc.and_(pc.greater_equal(days, pa.scalar(first, pa.date32())),
+                                      pc.less(days, pa.scalar(after, pa.date32()))))
 
 
 def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
@@ -175,35 +237,3 @@ def tripped(e: Exception) -> str:
     """The quarantine reason of a record a reader raised on (a bug to report, not bad input)."""
     return f"runlake could not read this record ({type(e).__name__}: {str(e)[:200]}); " \
         "please report it"
-
-
-def stage_tables(buffers: ColumnBuffers, staging: Path, part: str, tables: list[str]) -> None:
-    for t in tables:
-        if buffers.rows(t):
-            stage(buffers.to_arrow(t), staging, t, part)
-
-
-def stage(table: pa.Table, staging: Path, name: str, part: str) -> None:
-    """Write `table` split by month to the staging area of the lake table `name`, in the
-    lake's final format: the commit adds these files to the Delta table as they are."""
-    if name == MANIFEST:
-        pq.write_table(table, _target(staging / name, part), compression="zstd",
-                       compression_level=1)
-        return
-    # The months from the few distinct days (formatting every row's day cost 0.1 s a block).
-    days = table.column("day")
-    months = sorted({d.strftime("%Y-%m") for d in pc.unique(days).to_pylist()})
-    for m in months:
-        piece = table
-        if len(months) > 1:
-            first = date(int(m[:4]), int(m[5:]), 1)
-            after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-            piece = table.filter(pc.and_(pc.greater_equal(days, pa.scalar(first, pa.date32())),
-                                         pc.less(days, pa.scalar(after, pa.date32()))))
-        pq.write_table(piece, _target(staging / name / f"{PARTITION}={m}", part),
-                       compression="zstd", compression_level=1)
-
-
-def _target(folder: Path, part: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"part-{part}.parquet"
