@@ -71,17 +71,21 @@ def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int) -> 
         night_day = days[-1] + timedelta(days=1)
         night = generate(OUT / f"night-{h}d-{night_mb}mb" / night_day.isoformat()
                          / "night.responses.jsonl", [night_day], night_mb, 8)
-        built = OUT / f"history-home-{h}"
-        shutil.rmtree(built, ignore_errors=True)
-        subprocess.run(_runlake("ingest", str(past), "--home", str(built)), check=True,
+        home = OUT / f"history-home-{h}"
+        saved = OUT / f"history-home-{h}-saved"
+        for folder in (home, saved):
+            shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run(_runlake("ingest", str(past), "--home", str(home)), check=True,
                        stdout=subprocess.DEVNULL)
+        shutil.copytree(home, saved, symlinks=True)
         runs, bases = [], []
         for i in range(repeat):
-            # The same lake before the night each time; the baseline on the night's file,
+            # The same lake before the night each time, at the path it was built at (a home
+            # moved elsewhere is rebuilt on open); the baseline on the night's file,
             # interleaved.
-            home = OUT / f"history-home-{h}-run"
-            shutil.rmtree(home, ignore_errors=True)
-            shutil.copytree(built, home, symlinks=True)
+            if i:
+                shutil.rmtree(home)
+                shutil.copytree(saved, home, symlinks=True)
             bases.append(measure([sys.executable, str(ROOT / "bench" / "baseline.py"),
                                   str(night), str(OUT / f"history-baseline-{i}")]))
             shutil.rmtree(OUT / f"history-baseline-{i}", ignore_errors=True)
@@ -94,7 +98,7 @@ def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int) -> 
         print(f"{h:>12} {past.stat().st_size / 2**20:>10,.0f} {secs:>8.2f} {base:>10.2f} "
               f"{base / secs:>5.2f}x {peak:>13,.0f} {files:>10,}", flush=True)
         shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(built, ignore_errors=True)
+        shutil.rmtree(saved, ignore_errors=True)
     first = rows[0]
     for h, secs, peak in rows[1:]:
         print(f"{h} days / {first[0]} days: time {secs / first[1]:.2f}x, peak memory "
