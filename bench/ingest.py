@@ -4,11 +4,13 @@
 
 Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
 when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
-`runlake ingest` into an empty home. Prints input MB/s (median of the repeats) and the peak
-resident memory of the whole process tree (workers included), sampled every 50 ms.
+`runlake ingest` into an empty home, after one unmeasured run of each (bytecode caching on,
+as Python's default). Prints input MB/s (median of the repeats), the peak resident memory of the
+whole process tree (workers included), sampled every 50 ms, and the load average.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -82,10 +84,16 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""Python's default, bytecode cached on first import, whatever the shell says: with
+PYTHONDONTWRITEBYTECODE set (this machine's shell sets it) every process, each worker's fork
+server included, compiles every module it imports again (~0.3 s each)."""
+
+
 def measure(cmd: list[str]) -> tuple[float, float]:
     """(wall seconds, peak tree RSS in MB) of a command."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
     peak = 0
     done = threading.Event()
 
@@ -120,15 +128,21 @@ def main() -> None:
     if args.workers:
         runlake += ["--workers", str(args.workers)]
     results: dict[str, list[tuple[float, float]]] = {"baseline": [], "runlake": []}
+    # One unmeasured run of each first: the bytecode caches, as on any machine after a day.
+    warm = OUT / "run-warm"
+    flag = [f"--{args.kind}"] if args.kind != "responses" else []
+    measure([py, str(ROOT / "bench" / "baseline.py"), *flag, str(src), str(warm / "baseline")])
+    measure([*runlake, "--home", str(warm / "home")])
+    subprocess.run(["rm", "-rf", str(warm)], check=True)
     for i in range(args.repeat):
         out = OUT / f"run-{i}"
         subprocess.run(["rm", "-rf", str(out)], check=True)
-        flag = [f"--{args.kind}"] if args.kind != "responses" else []
         results["baseline"].append(measure([py, str(ROOT / "bench" / "baseline.py"), *flag,
                                             str(src), str(out / "baseline")]))
         results["runlake"].append(measure([*runlake, "--home", str(out / "home")]))
         subprocess.run(["rm", "-rf", str(out)], check=True)
-    print(f"input: {src.name}, {size_mb:,.0f} MB, {args.repeat} runs each (median)")
+    print(f"input: {src.name}, {size_mb:,.0f} MB, {args.repeat} runs each (median), after a "
+          f"warm-up run of each; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'path':<10} {'seconds':>8} {'MB/s':>8} {'peak RSS MB':>12}")
     speeds = {}
     for name, rs in results.items():
