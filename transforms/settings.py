@@ -1,5 +1,6 @@
 """runlake's settings: one pydantic-settings object; nothing else reads the environment."""
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -109,11 +110,19 @@ def is_remote(home: Path | str) -> bool:
     return isinstance(home, str) and home.startswith(S3)
 
 
+_LOADED: dict[tuple[tuple[str, str], ...], Settings] = {}
+
+
 def load() -> Settings:
     """The settings from the environment; a bad value raises an InputError naming each
-    variable that holds one (`RUNLAKE_WORKERS='-x': Input should be a valid integer, ...`)."""
+    variable that holds one (`RUNLAKE_WORKERS='-x': Input should be a valid integer, ...`).
+    Read once per state of the environment (an ingest asks ~20 times; each read costs 5 ms)."""
+    key = tuple(sorted(os.environ.items()))
+    found = _LOADED.get(key)
+    if found is not None:
+        return found.model_copy()
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as e:
         said: dict[str, str] = {}
         for error in e.errors():
@@ -121,3 +130,6 @@ def load() -> Settings:
             name = f"{Settings.model_config.get('env_prefix', '')}{field}".upper()
             said.setdefault(name, f"{name}={str(error.get('input'))[:60]!r}: {error['msg']}")
         raise InputError("; ".join(said.values())) from None
+    _LOADED.clear()  # the environment changed: the previous state is not asked again
+    _LOADED[key] = settings
+    return settings.model_copy()

@@ -1,0 +1,67 @@
+"""What an ingest staged, counted before it commits: rows per table, findings and quarantine by
+code, and the models the price table does not know (the ingest summary)."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from transforms import db
+from transforms.contracts import models
+from transforms.lake.core import scan_sql
+from transforms.warehouse.sqlfiles import SQL_DIR
+
+if TYPE_CHECKING:
+    from transforms.ingest import IngestReport
+
+_FINDINGS_BY_CODE = """
+    WITH f AS ({flags}), s AS ({spans}), r AS ({runs}),
+    by_trace AS (SELECT trace_id, min(run_id) AS run_id FROM r WHERE trace_id IS NOT NULL
+                 GROUP BY 1 HAVING count(DISTINCT run_id) = 1),
+    scoped AS (
+        SELECT f.code, f.finding_key,
+               coalesce(f.run_id, by_trace.run_id, 'trace:' || s.trace_id) AS scope
+        FROM f
+        LEFT JOIN (SELECT span_id, any_value(trace_id) AS trace_id FROM s GROUP BY 1) s
+          ON f.run_id IS NULL AND f.span_id = s.span_id
+        LEFT JOIN by_trace ON s.trace_id = by_trace.trace_id)
+    SELECT code,
+           count(*) FILTER (WHERE finding_key IS NULL OR scope IS NULL)
+           + count(DISTINCT (scope, finding_key)) FILTER (WHERE finding_key IS NOT NULL
+                                                          AND scope IS NOT NULL) AS n
+    FROM scoped GROUP BY 1 ORDER BY 2 DESC, 1"""
+"""Findings per code among the staged flags, a finding that LLM calls' prompts repeat counted
+once per run (or trace), as the public flags view counts them (runs of earlier ingests are not
+looked up)."""
+
+
+def summarize(staging: Path, report: "IngestReport", tables: models.ModelTables) -> None:
+    """Counts of what this ingest staged: rows per table, findings and quarantine by code, and
+    the models the price table does not know."""
+    con = db.connect()
+    try:
+        models.install(con, tables)
+        con.execute((SQL_DIR / "macros" / "canonical_model.sql").read_text())
+        report.unpriced_models = dict(con.execute(f"""
+            WITH named AS (
+                SELECT model FROM ({scan_sql(staging, 'runs')})
+                WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
+                UNION ALL
+                SELECT model FROM ({scan_sql(staging, 'llm_calls')})
+                WHERE price IS NULL AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
+            ), models_ AS (
+                SELECT canonical_model(model) AS model, count(*) AS n FROM named
+                WHERE model IS NOT NULL GROUP BY ALL
+            )
+            SELECT model, n FROM models_
+            WHERE model IS NOT NULL AND model NOT IN (SELECT model FROM model_prices)
+            ORDER BY n DESC, model""").fetchall())
+        for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
+                  "llm_calls", "flags", "quarantine"):
+            report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
+        report.flags_by_code = dict(con.execute(_FINDINGS_BY_CODE.format(
+            flags=scan_sql(staging, "flags"), spans=scan_sql(staging, "spans"),
+            runs=scan_sql(staging, "runs"))).fetchall())
+        report.quarantine_by_code = dict(con.execute(
+            f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
+            "GROUP BY 1 ORDER BY 2 DESC").fetchall())
+    finally:
+        con.close()
