@@ -257,9 +257,9 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
     n_workers = _workers(workers)
     pool = None
     # Consecutive ranges of a large file go to a worker together (staged as one file per table
-    # and month, a row group per range), each worker still getting several tasks.
-    total = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
-    group_bytes = min(max(block_bytes, total // (3 * n_workers)), RANGES_PER_TASK * block_bytes)
+    # and month, a row group per range): large tasks while much is left, single ranges at the
+    # end, so that the workers finish together.
+    left = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
     if _parallel([f for f, _ in todo], n_workers, block_bytes):
         pool = ProcessPoolExecutor(n_workers, mp_context=_fork_server())
     states: list[_FileState] = []
@@ -303,7 +303,9 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                                          reg if f.kind in CHECKED_KINDS else None, r)
                         batch.append((task, state))
                         batch_bytes += r.end - r.start
-                        if batch_bytes >= group_bytes:
+                        if batch_bytes >= min(max(block_bytes, left // (2 * n_workers)),
+                                              RANGES_PER_TASK * block_bytes):
+                            left -= batch_bytes
                             flush()
                         if progress:
                             progress(r.end - r.start)
@@ -332,6 +334,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                     seen = reader.bytes_read
             fr.error = reader.error
             state.sha256 = reader.sha256
+            left -= f.size
             if progress and f.size > seen:
                 progress(f.size - seen)
         flush()
