@@ -381,4 +381,3 @@ def claim_staging(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / OWNER).write_text(str(os.getpid()))
     return folder
-

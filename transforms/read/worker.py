@@ -1,9 +1,10 @@
 """One block of lines -> staged Parquet parts: the unit of work that ingest runs in parallel.
 
-A worker gets whole lines (a block never splits a line), applies the line rule of readers.py,
-normalizes the records and writes each table's rows to
-`<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only counts, so the parent's
-memory does not grow with the input.
+A worker gets whole lines (a block never splits a line, and a worker reads a large file's range
+itself: transforms.read.ranges), applies the line rule of readers.py, normalizes the records and
+writes each table's rows to `<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only
+counts (and the digests of the pieces it read), so the parent's memory does not grow with the
+input.
 """
 
 import gc
