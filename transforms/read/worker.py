@@ -9,6 +9,7 @@ input.
 
 import gc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -82,10 +83,16 @@ def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
     not compact. The counts of each block."""
     # The rows are tuples without cycles: with the cyclic collector on, building the Arrow
     # columns rescans millions of them (a third of the time of to_arrow).
+    with _without_cyclic_gc():
+        return _process_batch(tasks)
+
+
+@contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _process_batch(tasks)
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -169,13 +176,8 @@ def by_month(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
 def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     """The rows of one block's lines, and what became of every line."""
     # The records are trees without cycles: the cyclic collector would only rescan them.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _without_cyclic_gc():
         return _normalize_block(task)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
