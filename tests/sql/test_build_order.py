@@ -73,6 +73,12 @@ def test_parsed_references_are_cached_by_text(tmp_path: Path,
     assert [f.stem for f in sql_files(root)] == ["b", "a"]
     cache.write_text("{not json")
     assert [f.stem for f in build_order(root)] == ["b", "a"]
+    # Entries of the wrong shape are parsed again (and replaced).
+    cache.write_text(json.dumps({k: ["b", 5] for k in json.loads(cache.read_text())}))
+    assert [f.stem for f in build_order(root)] == ["b", "a"]
+    # No cache can be written (the cache folder is a file): parsed every time, same order.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    assert [f.stem for f in build_order(root)] == ["b", "a"]
     assert len(json.loads(cache.read_text())) == 2
     # A cached entry is what the parse gives.
     for f in (root / "marts").glob("*.sql"):
