@@ -206,14 +206,16 @@ def derive(home: Path | str, snapshot: dict[str, int] | None = None,
             store.rmtree(DERIVED, WEEKS, targets[w.week])
         if stale:
             scratch = claim_staging(lake.where.staging / f"derive-{uuid.uuid4().hex}")
-            week_con = _week_connection(home, scratch)
             try:
-                for group in _groups(stale):
-                    whole = _window(group[0].week, group[0].first, group[-1].last, files,
-                                    columns)
-                    _derive_weeks(week_con, home, snapshot, whole, group, lines, targets)
+                week_con = _week_connection(home, scratch)
+                try:
+                    for group in _groups(stale):
+                        whole = _window(group[0].week, group[0].first, group[-1].last, files,
+                                        columns)
+                        _derive_weeks(week_con, home, snapshot, whole, group, lines, targets)
+                finally:
+                    week_con.close()
             finally:
-                week_con.close()
                 clear_staging(scratch)
         (tmp / WEEKS_FILE).write_text(json.dumps(keys))
     except BaseException:
