@@ -20,14 +20,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.ingest import ENV  # noqa: E402  (bytecode caching on, whatever the shell says)
+
 BIN = Path(sys.executable).parent
 QUERY = "select agent, avg(pass_rate) as pass_rate from v_pass_rates group by agent order by 1"
-
-
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-"""Python's default: a module's bytecode is cached (.pyc) on its first import. A shell that sets
-PYTHONDONTWRITEBYTECODE (this machine's does) makes every command compile every module it
-imports again, ~0.3 s for `runlake sql`: that is not a warm start."""
 
 
 def timed(cmd: list[str]) -> float:

@@ -106,6 +106,13 @@ def location(value: str | Path) -> Path | str:
     return S3 + "/".join([bucket, *parts])
 
 
+def cache_home(xdg: Path | None) -> Path:
+    """runlake's folder of local caches: runlake/ under XDG_CACHE_HOME when it is an absolute
+    path, else ~/.cache/runlake (RuntimeError when there is no home folder)."""
+    base = xdg if xdg is not None and xdg.is_absolute() else Path.home() / ".cache"
+    return base / "runlake"
+
+
 def is_remote(home: Path | str) -> bool:
     return isinstance(home, str) and home.startswith(S3)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms import settings as settings_
-from transforms.settings import S3, is_remote
+from transforms.settings import S3, cache_home, is_remote
 
 FILE_NAME = "warehouse.duckdb"
 
@@ -62,10 +62,9 @@ _FS_PID = [os.getpid()]
 def cache_folder(url: str, xdg: Path | None = None) -> Path:
     """The local folder of an s3:// home's warehouse: ~/.cache/runlake/<bucket-prefix>-<hash>
     (or under XDG_CACHE_HOME); the name holds plain characters only, whatever the URL."""
-    base = xdg if xdg is not None and xdg.is_absolute() else Path.home() / ".cache"
     readable = re.sub(r"[^A-Za-z0-9._-]+", "-", url[len(S3):]).strip("-.")[:80]
     digest = hashlib.sha256(url.encode()).hexdigest()[:10]
-    return base / "runlake" / f"{readable}-{digest}"
+    return cache_home(xdg) / f"{readable}-{digest}"
 
 
 class Store:

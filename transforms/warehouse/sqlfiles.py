@@ -41,10 +41,10 @@ CACHED_TEXTS = 1000
 
 def _cache_file() -> Path:
     """Where the references of SQL texts already parsed are kept between commands:
-    runlake/sql-references.json under XDG_CACHE_HOME (or ~/.cache)."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "runlake" / "sql-references.json"
+    sql-references.json in runlake's cache folder (settings.cache_home)."""
+    from transforms import settings
+
+    return settings.cache_home(settings.load().xdg_cache_home) / "sql-references.json"
 
 
 def _cached_references(files: list[Path]) -> dict[Path, tuple[str, set[str]]]:
@@ -121,10 +121,10 @@ def references(f: Path) -> tuple[str, set[str]]:
 def build_order(root: Path) -> list[Path]:
     """Layer by layer; within a layer each file after the files it references."""
     files: dict[str, tuple[str, Path, set[str]]] = {}
-    found = _cached_references(
-        [f for layer in LAYERS for f in sorted((root / layer).glob("*.sql"))])
+    listed = {layer: sorted((root / layer).glob("*.sql")) for layer in LAYERS}
+    found = _cached_references([f for layer in LAYERS for f in listed[layer]])
     for layer in LAYERS:
-        for f in sorted((root / layer).glob("*.sql")):
+        for f in listed[layer]:
             name, refs = found[f]
             if name.lower() != f.stem.lower():
                 raise WarehouseError(f"{layer}/{f.name} creates {name}: a file creates the "
