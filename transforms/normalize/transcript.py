@@ -241,7 +241,7 @@ class TranscriptNormalizer:
                                 "message answering it" if cid is not None else
                                 f"call {tool} in message {mi} has no id, so no tool message "
                                 "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME],
-                                row[-1]))
+                                call_key(*row[-1])))
             self._calls.append(tuple(row[:-1]))
         # A turn's own reply: assistant text after the last user message.
         self.replied_after_user = last_reply > last_user
@@ -309,16 +309,19 @@ class TranscriptNormalizer:
                 error = f"are nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})"
             else:
                 arguments = canonical
-        key = call_key(call_id, name, canonical if canonical is not None else raw_args)
+        # What the call's finding key is made of; the key is only worked out for a finding.
+        identity = (call_id, name, canonical if canonical is not None else raw_args)
         if error is not None:
             pending.append(("tool_arguments_invalid_json",
                             f"arguments of {name[:60]} (message {mi}, call {ci}) {error}",
-                            mi, ci, name, key))
+                            mi, ci, name, call_key(*identity)))
         if self.tools is not None and self.registry is not None:
             for code, detail in self.registry.check(self.tools, name, value, valid):
-                pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name, key))
-        # The row of tool_calls, with the call's finding key last (taken off before storing).
+                pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name,
+                                call_key(*identity)))
+        # The row of tool_calls, with what its finding key is made of last (taken off before
+        # storing).
         return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
                 len(arguments) if arguments is not None else None, shape, None, None,
-                self.source, self.span_id, self.source_file, line, key]
+                self.source, self.span_id, self.source_file, line, identity]
 
