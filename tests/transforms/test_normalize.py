@@ -190,3 +190,37 @@ def test_row_tuples_follow_schema_order() -> None:
     assert FLAGS.names == ["entity", "run_id", "day", "span_id", "message_index", "call_index",
                            "tool_name", "code", "severity", "category", "detail", "source",
                            "finding_key", "source_file", "source_line"]
+
+
+def test_buffered_rows_become_columns_of_their_declared_types() -> None:
+    """Rows become the table's declared columns, value for value (nulls, lists, dates and
+    64-bit extremes included); a row of the wrong width is a bug named with the widths."""
+    from datetime import date
+
+    import pyarrow as pa
+    import pytest
+
+    from transforms.contracts.schemas import TABLES
+    from transforms.normalize.columns import INT64_MAX, ColumnBuffers
+
+    names = TABLES["messages"].names
+    rows = [
+        {**dict.fromkeys(names), "run_id": "r1", "day": date(2026, 11, 21), "message_index": 0,
+         "role": "user", "content_kind": "parts", "text": "a\x00é", "chars": 3,
+         "part_types": ["text", "image_url"], "source_file": "f.jsonl", "source_line": 1},
+        {**dict.fromkeys(names), "run_id": "r2", "day": date(2026, 1, 1),
+         "message_index": INT64_MAX, "role": "tool", "content_kind": "null",
+         "part_types": [], "source_file": "f.jsonl", "source_line": 2},
+    ]
+    buffers = ColumnBuffers()
+    for r in rows:
+        buffers.append("messages", **r)
+    table = buffers.to_arrow("messages")
+    assert table.schema == TABLES["messages"].schema
+    assert table.to_pylist() == rows
+    assert ColumnBuffers().to_arrow("messages").equals(TABLES["messages"].schema.empty_table())
+
+    buffers.rows_of["messages"].append(("r3", date(2026, 11, 21)))
+    with pytest.raises(AssertionError, match=rf"rows of \[2, {len(names)}\] values"):
+        buffers.to_arrow("messages")
+    assert pa.types.is_list(table.schema.field("part_types").type)
