@@ -218,9 +218,9 @@ def test_buffered_rows_become_columns_of_their_declared_types() -> None:
     table = buffers.to_arrow("messages")
     assert table.schema == TABLES["messages"].schema
     assert table.to_pylist() == rows
+    assert pa.types.is_list(table.schema.field("part_types").type)
     assert ColumnBuffers().to_arrow("messages").equals(TABLES["messages"].schema.empty_table())
 
     buffers.rows_of["messages"].append(("r3", date(2026, 11, 21)))
     with pytest.raises(AssertionError, match=rf"rows of \[2, {len(names)}\] values"):
         buffers.to_arrow("messages")
-    assert pa.types.is_list(table.schema.field("part_types").type)
