@@ -2,12 +2,12 @@
 
     python bench/worker.py bench/out/input-200mb-v2.spans.jsonl --kind spans
 
-Cuts the file into the ingest's blocks (16 MiB of whole lines) and runs each through the
-worker's two steps, one after the other, without the pool, the lake or the derived tables:
-`normalize_block` (parse, check, flag, build row tuples) and the staging of the rows as
-Parquet (`StagedParts`). Prints the seconds of each step, summed over the blocks, and the rows
-of the transcript tables, so that two inputs or two versions of the normalizer compare on the
-work one worker does per byte.
+Reads the file into the ingest's blocks (`BlockReader`, 16 MiB of whole lines) and runs each
+through the worker's two steps, one after the other, without the pool, the lake or the derived
+tables: `normalize_block` (parse, check, flag, build row tuples) and the staging of the rows
+as Parquet (`StagedParts`). Prints the seconds of each step, summed over the blocks, and the
+rows of the transcript tables, so that two inputs or two versions of the normalizer compare on
+the work one worker does per byte.
 """
 
 import argparse
@@ -17,7 +17,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from transforms.read.readers import DEFAULT_BLOCK_BYTES, Block
+from transforms.read.readers import BlockReader, InputFile
 from transforms.read.worker import BlockTask, StagedParts, _without_cyclic_gc, normalize_block
 
 
@@ -26,17 +26,13 @@ def main() -> None:
     ap.add_argument("input", type=Path)
     ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
     args = ap.parse_args()
-    data = args.input.read_bytes()
+    size = args.input.stat().st_size
+    blocks = list(BlockReader(InputFile(args.input, args.input.name, args.kind, "none", size)))
     staging = Path(tempfile.mkdtemp(prefix="runlake-bench-worker-"))
     normalize = stage = 0.0
     rows = {"messages": 0, "tool_calls": 0, "thinking": 0}
-    pos = part = 0
     try:
-        while pos < len(data):
-            end = len(data) if pos + DEFAULT_BLOCK_BYTES >= len(data) else \
-                data.rfind(b"\n", pos, pos + DEFAULT_BLOCK_BYTES) + 1
-            block = Block(data[pos:end], 1, pos, pos == 0)
-            pos = end
+        for part, block in enumerate(blocks):
             start = time.perf_counter()
             _, buffers = normalize_block(BlockTask(block, args.input.name, args.kind,
                                                    date(2026, 11, 1), str(staging), str(part)))
@@ -49,11 +45,10 @@ def main() -> None:
             normalize += middle - start
             for t in rows:
                 rows[t] += buffers.rows(t)
-            part += 1
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    mb = len(data) / 2**20
-    print(f"{args.input.name}: {mb:,.0f} MB in {part} blocks; normalize {normalize:.2f} s, "
+    mb = size / 2**20
+    print(f"{args.input.name}: {mb:,.0f} MB in {len(blocks)} blocks; normalize {normalize:.2f} s, "
           f"stage {stage:.2f} s, so {mb / (normalize + stage):.1f} MB/s for one worker; rows: "
           + ", ".join(f"{t} {n:,}" for t, n in rows.items()))
 
