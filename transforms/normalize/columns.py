@@ -47,4 +47,4 @@ class ColumnBuffers:
                 raise AssertionError(f"{table}: rows of {widths} values, schema has "
                                      f"{len(schema)}") from None
             raise
-        return pa.Table.from_struct_array(struct).cast(schema)
+        return pa.Table.from_struct_array(struct)  # the schema the struct type was made of
