@@ -55,3 +55,59 @@ def test_mcnemar_exact(con: duckdb.DuckDBPyConnection, b: int, c: int) -> None:
                                                for i in range(min(b, c) + 1)) / 2 ** n)
     got = con.execute("SELECT mcnemar_exact_p(?, ?)", [b, c]).fetchone()[0]
     assert got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("z", [-6.0, -2.326348, -1.767767, 0.0, 0.5, 1.959964, 4.0])
+def test_normal_cdf_matches_erfc(con: duckdb.DuckDBPyConnection, z: float) -> None:
+    got = con.execute("SELECT normal_cdf(?)", [z]).fetchone()[0]
+    assert got == pytest.approx(0.5 * math.erfc(-z / math.sqrt(2)), rel=3e-7)
+
+
+@pytest.mark.parametrize("k,n,p", [(0, 1, 0.875), (0, 2, 0.875), (2, 3, 0.5), (3, 5, 0.5),
+                                   (4, 20, 0.6), (37, 120, 0.41), (199, 400, 0.55),
+                                   (0, 50, 0.98)])
+def test_binomial_cdf_sums_exact_terms(con: duckdb.DuckDBPyConnection, k: int, n: int,
+                                       p: float) -> None:
+    want = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+    got = con.execute("SELECT binomial_cdf(?, ?, ?)", [k, n, p]).fetchone()[0]
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-300)
+
+
+def test_binomial_cdf_edges(con: duckdb.DuckDBPyConnection) -> None:
+    # (1/8)^2 by hand: a case that passed 6 of 6 (rate 7/8 smoothed) failing twice.
+    assert con.execute("SELECT binomial_cdf(0, 2, 7 / 8)").fetchone()[0] == \
+        pytest.approx(1 / 64, rel=1e-12)
+    assert con.execute("SELECT binomial_cdf(-1, 3, 0.5), binomial_cdf(3, 3, 0.5), "
+                       "binomial_cdf(0, 3, 0.0), binomial_cdf(2, 3, 1.0), "
+                       "binomial_cdf(NULL, 3, 0.5)").fetchone() == (0.0, 1.0, 1.0, 0.0, None)
+
+
+@pytest.mark.parametrize("a,n,k", [(0, 2, 2), (1, 3, 2), (2, 3, 2), (2, 5, 2), (3, 5, 3),
+                                   (3, 5, 4), (4, 4, 4), (7, 10, 5), (5, 5, 0)])
+def test_choose_ratio_is_a_ratio_of_binomials(con: duckdb.DuckDBPyConnection, a: int, n: int,
+                                              k: int) -> None:
+    want = math.comb(a, k) / math.comb(n, k)
+    got = con.execute("SELECT choose_ratio(?, ?, ?)", [a, n, k]).fetchone()[0]
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_min_detectable_drop_by_hand(con: duckdb.DuckDBPyConnection) -> None:
+    # 54 of 71 in the baseline, 12 graded: p = 55/73; (2.326348 + 0.841621) *
+    # sqrt(55/73 * 18/73 * (1/71 + 1/12)) = 3.167969 * sqrt(0.185775 * 0.097418)
+    # = 3.167969 * 0.134530 = 0.426182.
+    got = con.execute("SELECT min_detectable_drop(54, 71, 12)").fetchone()[0]
+    assert got == pytest.approx(0.426182, abs=1e-6)
+    assert con.execute("SELECT min_detectable_drop(0, 0, 5), min_detectable_drop(3, 4, 0)"
+                       ).fetchone() == (None, None)
+
+
+def test_cmh_terms_by_hand(con: duckdb.DuckDBPyConnection) -> None:
+    # n1 = 1 latest run, n0 = 2 baseline runs, m = 2 passes, N = 3:
+    # E = 1 * 2 / 3; V = 1 * 2 * 2 * 1 / (9 * 2) = 2/9.
+    e, v = con.execute("SELECT cmh_expected(1, 2, 2), cmh_variance(1, 2, 2)").fetchone()
+    assert (e, v) == (pytest.approx(2 / 3), pytest.approx(2 / 9))
+    # 10 latest, 40 baseline, 30 passes, N = 50: E = 6; V = 10 * 40 * 30 * 20 / (2500 * 49).
+    e, v = con.execute("SELECT cmh_expected(10, 40, 30), cmh_variance(10, 40, 30)").fetchone()
+    assert (e, v) == (pytest.approx(6.0), pytest.approx(240000 / 122500))
+    assert con.execute("SELECT cmh_expected(0, 4, 2), cmh_variance(3, 0, 2)").fetchone() == \
+        (None, None)

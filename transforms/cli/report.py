@@ -49,15 +49,18 @@ def report_cmd(
         f"{v.baseline_end}")
     for r in v.regressed:
         say(f"  REGRESSION {r.line()}")
+    for line in v.crashed_lines():
+        say(f"  CRASHED {line}")
     for (agent, model), cases in v.missing_by_pair().items():
         names = ", ".join(c["test_case_id"] for c in cases[:10])
         more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
         say(f"  MISSING {agent} / {model}: {len(cases)} test case"
             f"{'' if len(cases) == 1 else 's'} not run ({names}{more})")
+    for p in v.insufficient:
+        say(f"  NOT ENOUGH EVIDENCE {p.evidence_line()}")
     if v.all_clear:
-        say("  no regression: nothing crashed, went missing or lost pass rate")
-    say(f"  {summary.n_pass_to_fail} test cases pass -> fail, {summary.n_flaky} flaky "
-        "(reported apart)")
+        say("  no regression: no pair crashed significantly, went missing or lost pass rate")
+    say(f"  {summary.cases_line()}")
     say(f"report: {summary.path.resolve()}")
     if config.webhook_url and not v.all_clear:
         try:

@@ -1,14 +1,18 @@
 """The nightly verdict: what regressed on a day against its baseline, and why.
 
-One reading of `regressions(day, n)` and `missing_test_cases(day, n)` that the report's first
-screen, `runlake report` (and its `--fail-on-regression` exit code), the Dagster check and the
-webhook all share, so that they can never disagree. A pair regressed for one or more reasons:
+One reading of `regressions(day, n)`, `missing_test_cases(day, n)` and the day's rows of
+`v_crashed_runs` that the report's first screen, `runlake report` (and its
+`--fail-on-regression` exit code), the Dagster check and the webhook all share, so that they can
+never disagree. A pair regressed for one or more reasons:
 
 - `error_rate`: its share of runs with status `error` rose significantly (crashed);
 - `missing`: it ran in the baseline and not at all on the day;
-- `pass_rate`: its pass rate over graded runs fell significantly.
+- `pass_rate`: its pass rate over graded runs fell, on the same test cases, with a
+  Benjamini–Hochberg q-value below the significance level.
 
-Test cases that ran regularly in the baseline and not on the day are listed apart.
+Test cases that ran regularly in the baseline and not on the day are listed apart, and so is
+every run that crashed on the day, significant or not. A pair whose night could not show a
+drop of half its pass rate (`insufficient_evidence`) is said to be so, never "no change".
 """
 
 import json
@@ -75,6 +79,25 @@ class PairChange:
     def regressed(self) -> bool:
         return bool(self.row["regressed"])
 
+    @property
+    def verdict(self) -> str:
+        """regressed, improved, no_change or insufficient_evidence (the view's verdict)."""
+        return str(self.row["verdict"])
+
+    def evidence_line(self) -> str:
+        """Why an insufficient-evidence pair says nothing, in one plain line."""
+        r = self.row
+        n = r["latest_n_graded"] or 0
+        if not n:
+            return f"{self.agent} / {self.model}: no graded run on {r['latest_day']}"
+        if not r["baseline_n_graded"]:
+            return (f"{self.agent} / {self.model}: {n} graded run{'' if n == 1 else 's'} and "
+                    "none in the baseline to compare with")
+        runs = f"{self.agent} / {self.model}: {n} graded run{'' if n == 1 else 's'}"
+        if float(r["mde"]) >= 1:
+            return f"{runs}: not even a drop from 100% to 0% would show"
+        return f"{runs}: a drop under {float(r['mde']) * 100:.0f} points would not show"
+
     def line(self) -> str:
         """What happened, in one plain line (no markup; the caller escapes for its medium)."""
         r = self.row
@@ -87,8 +110,10 @@ class PairChange:
             parts.append(f"missing: no run on {r['latest_day']} ({r['runs_baseline']} runs in "
                          "the baseline)")
         if "pass_rate" in self.reasons:
+            on = (f"on the same {r['n_strata']} test cases p = {_p(r['cmh_p_value'])}"
+                  if r["cmh_p_value"] is not None else f"p = {_p(r['pass_rate_p_value'])}")
             parts.append(f"pass rate {_pct(r['baseline_pass_rate'])} -> "
-                         f"{_pct(r['latest_pass_rate'])} (p = {_p(r['p_value'])})")
+                         f"{_pct(r['latest_pass_rate'])} ({on}, q = {_p(r['q_value'])})")
         return f"{self.agent} / {self.model}: " + "; ".join(parts)
 
 
@@ -101,6 +126,8 @@ class Verdict:
     baseline_end: date
     pairs: list[PairChange] = field(default_factory=list)
     missing_cases: list[dict[str, Any]] = field(default_factory=list)
+    crashed_runs: list[dict[str, Any]] = field(default_factory=list)
+    """Every run with status error on latest_day (v_crashed_runs), by agent, model, start."""
 
     @property
     def regressed(self) -> list[PairChange]:
@@ -109,11 +136,39 @@ class Verdict:
                       key=lambda p: (min(REASONS.index(x) for x in p.reasons), p.agent, p.model))
 
     def suggestive_drops(self) -> list[PairChange]:
-        """Pairs whose pass rate fell with a p-value below warning_level() but not below
+        """Pairs whose pass rate fell with a q-value below warning_level() but not below
         significance_level(): worth a warning, not a regression."""
         return [p for p in self.pairs if "pass_rate" not in p.reasons
-                and p.row["p_value"] is not None and p.row["p_value"] < WARNING_LEVEL
+                and p.row["q_value"] is not None and p.row["q_value"] < WARNING_LEVEL
                 and (p.row["latest_pass_rate"] or 0) < (p.row["baseline_pass_rate"] or 0)]
+
+    @property
+    def insufficient(self) -> list[PairChange]:
+        """Pairs whose night could not show a drop of half the pass rate (verdict
+        insufficient_evidence) and that had graded runs on one side at least."""
+        return [p for p in self.pairs if p.verdict == "insufficient_evidence"
+                and (p.row["latest_n_graded"] or p.row["baseline_n_graded"])]
+
+    @property
+    def improved(self) -> list[PairChange]:
+        return [p for p in self.pairs if p.verdict == "improved"]
+
+    def crashed_by_pair(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """The day's crashed runs by agent and model, in the order they were read."""
+        out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in self.crashed_runs:
+            out.setdefault((str(r["agent"]), str(r["model"])), []).append(r)
+        return out
+
+    def crashed_lines(self) -> list[str]:
+        """One plain line per agent and model with a crashed run on the day:
+        `<agent> / <model>: N runs (<first error>)`."""
+        out = []
+        for (agent, model), runs in self.crashed_by_pair().items():
+            first = first_line(runs[0]["outcome_error"]) or "no error text"
+            out.append(f"{agent} / {model}: {len(runs)} run{'' if len(runs) == 1 else 's'} "
+                       f"({first})")
+        return out
 
     def by_reason(self, reason: str) -> list[PairChange]:
         return [p for p in self.regressed if reason in p.reasons]
@@ -149,6 +204,15 @@ class Verdict:
                                  for (a, mo), cs in self.missing_by_pair().items()) + ")")
         return text + "."
 
+    def crash_sentence(self) -> str:
+        """The day's crashed runs in one sentence, or an empty string when none crashed."""
+        n = len(self.crashed_runs)
+        if not n:
+            return ""
+        pairs = self.crashed_by_pair()
+        return (f"{n} run{'' if n == 1 else 's'} crashed ("
+                + ", ".join(f"{a} / {m}: {len(rs)}" for (a, m), rs in pairs.items()) + ").")
+
     def payload(self, report: str | None = None) -> dict[str, Any]:
         """The JSON summary the webhook receives (`text` for chat tools that show one field)."""
         return {
@@ -161,14 +225,29 @@ class Verdict:
                 "agent": p.agent, "model": p.model, "reasons": p.reasons,
                 **{k: _jsonable(p.row[k]) for k in (
                     "runs_baseline", "runs_latest", "error_rate_baseline", "error_rate_latest",
-                    "error_p_value", "baseline_pass_rate", "latest_pass_rate", "p_value")},
+                    "error_p_value", "baseline_pass_rate", "latest_pass_rate", "p_value",
+                    "n_strata", "cmh_p_value", "q_value", "mde", "verdict")},
             } for p in self.regressed],
+            "crashed_runs": [{
+                "run_id": r["run_id"], "agent": r["agent"], "model": r["model"],
+                "test_case_id": r["test_case_id"], "error": first_line(r["outcome_error"]),
+            } for r in self.crashed_runs[:100]],
+            "n_crashed_runs": len(self.crashed_runs),
             "missing_test_cases": [{
                 "agent": c["agent"], "model": c["model"], "test_case_id": c["test_case_id"],
                 "baseline_runs": int(c["baseline_runs"]),
                 "last_seen_day": c["last_seen_day"].isoformat(),
             } for c in self.missing_cases],
         }
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    """The first non-blank line of an error text, cut at `limit` characters."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[:limit - 1] + "…"
+    return ""
 
 
 def _jsonable(v: Any) -> Any:
@@ -191,10 +270,13 @@ def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Ve
     window = rows(con, "SELECT * FROM comparison_window(?, ?)", params)[0]
     pairs = [PairChange(r) for r in rows(
         con, "SELECT * FROM regressions(?, ?) ORDER BY regressed DESC, is_regression DESC, "
-             "p_value NULLS LAST, agent, model", params)]
+             "q_value NULLS LAST, agent, model", params)]
     missing = rows(con, "SELECT * FROM missing_test_cases(?, ?) "
                         "ORDER BY agent, model, test_case_id", params)
-    return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing)
+    crashed = rows(con, "SELECT * FROM v_crashed_runs WHERE day = ? "
+                        "ORDER BY agent, model, started_at, run_id", [latest])
+    return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing,
+                   crashed)
 
 
 def notify(verdict: Verdict, url: str, report: str | None = None) -> None:

@@ -7,6 +7,7 @@ hand-called escape. Nothing here marks a string safe; only the templates' own ma
 values are escaped inside them) are inserted as markup.
 """
 
+import hashlib
 import os
 import uuid
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import jinja2
 
 from transforms.report import charts, nightly, queries
 from transforms.report.fmt import p_value, pct, plain, usd_change
-from transforms.report.queries import MAX_FLIPS, ReportData
+from transforms.report.queries import MAX_CRASHES, MAX_FLIPS, SURPRISE_LEVEL, ReportData
 from transforms.report.summary import ReportSummary
 
 MAX_MESSAGE_CHARS = 4_000
@@ -36,9 +37,20 @@ def environment() -> jinja2.Environment:
         autoescape=True, finalize=plain, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, p=p_value, usd_change=usd_change, fmt=format)
+    env.filters.update(first_line=nightly.first_line)
     env.globals.update(reason_words=nightly.REASON_WORDS, max_flips=MAX_FLIPS,
-                       max_message_chars=MAX_MESSAGE_CHARS)
+                       max_crashes=MAX_CRASHES, surprise_level=SURPRISE_LEVEL,
+                       max_message_chars=MAX_MESSAGE_CHARS,
+                       significance_level=nightly.SIGNIFICANCE_LEVEL,
+                       shown_beside=queries.shown_beside, run_anchor=run_anchor)
     return env
+
+
+def run_anchor(run_id: str) -> str:
+    """The id of a run's transcript on the page: `run-` and a digest of the run id, so that
+    any run id (spaces, quotes, markup) makes a valid, unique fragment."""
+    return "run-" + hashlib.blake2b(str(run_id).encode(), digest_size=8).hexdigest()
+
 
 
 @dataclass
@@ -91,10 +103,8 @@ def flag_rows(rows: list[dict[str, Any]], n_baseline_days: int) -> list[FlagRow]
 
 def summarize(data: ReportData, path: Path) -> ReportSummary:
     return ReportSummary(path=path, verdict=data.verdict, n_runs_latest=data.n_runs_latest,
-                         n_flips=len(data.flips),
-                         n_pass_to_fail=sum(f["direction"] == "pass_to_fail"
-                                            for f in data.flips),
-                         n_flaky=len(data.flaky))
+                         n_flips=sum(c["direction"] is not None for c in data.changed),
+                         n_pass_to_fail=data.n_pass_to_fail, n_surprising=data.n_surprising)
 
 
 def render(data: ReportData, now: datetime | None = None) -> str:
@@ -102,8 +112,8 @@ def render(data: ReportData, now: datetime | None = None) -> str:
     return environment().get_template(TEMPLATE).render(
         latest=data.latest, start=data.start, end=data.end, verdict=data.verdict,
         n_runs_latest=data.n_runs_latest,
-        n_pass_to_fail=sum(f["direction"] == "pass_to_fail" for f in data.flips),
-        flips=data.flips, flaky=data.flaky, runs=data.runs,
+        n_pass_to_fail=data.n_pass_to_fail, n_surprising=data.n_surprising,
+        changed=data.changed, runs=data.runs, pass_hat_k=data.pass_hat_k,
         pass_rate_charts=pass_rate_cards(data),
         tokens=charts.trend_chart(charts.series(data.tokens), data.days, ""),
         cost=charts.trend_chart(charts.series(data.cost), data.days, ""),

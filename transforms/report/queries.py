@@ -1,9 +1,11 @@
 """Everything the nightly report reads from the warehouse, read in one go (read-only).
 
-`read(home, day, baseline_days)` returns a `ReportData` of plain rows: the verdict, the
-flipped and flaky test cases with the runs the page shows beside each flip (facts, messages,
-tool calls), the daily series behind the charts, the tool share changes and the flags. The
-page is then built from these rows alone, after the connection is closed.
+`read(home, day, baseline_days)` returns a `ReportData` of plain rows: the verdict (with the
+day's crashed runs), the test cases that changed with their histories, pass^k, the runs the
+page shows (facts, messages, tool calls), the daily series behind the charts, the tool share
+changes and the flags. Each section is one query, whatever the number of pairs, cases or runs
+it shows: the runs are read together by their ids. The page is then built from these rows
+alone, after the connection is closed.
 """
 
 from dataclasses import dataclass, field
@@ -19,7 +21,13 @@ from transforms.report import nightly
 from transforms.report.nightly import Verdict
 
 MAX_FLIPS = 30
-"""Flipped test cases shown with their runs; the rest are counted."""
+"""Changed test cases shown with their runs; the rest are listed."""
+
+MAX_CRASHES = 50
+"""Crashed runs shown with their transcripts; the rest are listed."""
+
+SURPRISE_LEVEL = 0.05
+"""A case's failure on the latest night is surprising when its surprise_p is below this."""
 
 Row = dict[str, Any]
 
@@ -27,16 +35,35 @@ _rows = nightly.rows
 
 RUN_FACTS = ("SELECT run_id, day, status, score, outcome_explanation, outcome_error, "
              "final_response, input_tokens, output_tokens, agent_runtime_ms "
-             "FROM runs WHERE run_id = ?")
+             "FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
 
-MESSAGES = ("SELECT message_index, role, name, text, chars, tool_call_id "
-            "FROM messages WHERE run_id = ? AND source = 'response' "
-            "ORDER BY message_index")
+MESSAGES = ("SELECT run_id, message_index, role, name, text, chars, tool_call_id "
+            "FROM messages WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "AND source = 'response' ORDER BY run_id, message_index")
 
-TOOL_CALLS = ("SELECT message_index, tool_name, coalesce(arguments, arguments_raw) "
+TOOL_CALLS = ("SELECT run_id, message_index, tool_name, coalesce(arguments, arguments_raw) "
               "AS arguments, arguments_valid, result_message_index FROM tool_calls "
-              "WHERE run_id = ? AND source = 'response' ORDER BY message_index, "
-              "call_index")
+              "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND source = 'response' "
+              "ORDER BY run_id, message_index, call_index")
+
+CHANGED = ("SELECT history.*, flips.direction, flips.baseline_run_id, "
+           "history.surprise_p < ? AND history.latest_passed < history.latest_graded "
+           "AS surprising "
+           "FROM case_history(?, ?) AS history LEFT JOIN test_case_flips(?, ?) AS flips "
+           "USING (agent, model, test_case_id) "
+           "WHERE (history.surprise_p < ? AND history.latest_passed < history.latest_graded) "
+           "OR flips.direction IS NOT NULL "
+           "ORDER BY flips.direction = 'fail_to_pass', history.surprise_p, history.agent, "
+           "history.model, history.test_case_id")
+
+DAILY = ("SELECT rates.*, tokens.tokens_per_run_avg, tokens.cost_usd_per_run, "
+         "runtime.agent_runtime_ms_p95 FROM v_pass_rates AS rates "
+         "LEFT JOIN v_token_usage AS tokens USING (day, agent, model) "
+         "LEFT JOIN v_runtime AS runtime USING (day, agent, model) "
+         "WHERE rates.day BETWEEN ? AND ? ORDER BY rates.day")
+
+PASS_HAT_K = ("SELECT agent, model, k, n_cases, pass_at_k, pass_hat_k FROM v_pass_at_k "
+              "WHERE day = ? AND k > 1 QUALIFY k = max(k) OVER (PARTITION BY agent, model)")
 
 FLAGS_BY_CODE = ("SELECT code, any_value(severity) AS severity, "
                  "sum(n_findings) FILTER (WHERE day < ?) AS baseline, "
@@ -64,9 +91,9 @@ class ReportData:
     verdict: Verdict
     n_runs_latest: int
     warehouse_name: str
-    flips: list[Row]
-    """Every flip: pass → fail first, then by agent, model and test case."""
-    flaky: list[Row]
+    changed: list[Row]
+    """Test cases that changed on the latest day (case_history rows with the flip's direction):
+    surprising failures and pass → fail flips by surprise_p, then fail → pass flips."""
     days: list[date]
     """Days with runs from the baseline's start to the latest day."""
     rates: list[Row]
@@ -75,8 +102,11 @@ class ReportData:
     runtime: list[Row]
     shares: list[Row]
     flags: list[Row]
+    pass_hat_k: dict[tuple[str, str], Row] = field(default_factory=dict)
+    """pass^k at the largest k of each pair whose cases ran more than once on the latest day."""
     runs: dict[str, RunDetail | None] = field(default_factory=dict)
-    """The runs of the first MAX_FLIPS flips by run id; None when no longer in the warehouse."""
+    """The runs the page shows (changed cases, crashed runs) by run id; None when no longer
+    in the warehouse."""
 
     @property
     def start(self) -> date:
@@ -85,6 +115,14 @@ class ReportData:
     @property
     def end(self) -> date:
         return self.verdict.baseline_end
+
+    @property
+    def n_pass_to_fail(self) -> int:
+        return sum(c["direction"] == "pass_to_fail" for c in self.changed)
+
+    @property
+    def n_surprising(self) -> int:
+        return sum(bool(c["surprising"]) for c in self.changed)
 
 
 def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
@@ -97,56 +135,68 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
         if latest is None:
             raise InputError("the warehouse has no runs yet: run `runlake ingest PATH` first")
         params = [latest, baseline_days]
-        n_latest = con.execute("SELECT count(*) FROM runs WHERE day = ?", [latest]).fetchone()
-        n_window = con.execute("SELECT count(*) FROM runs WHERE day BETWEEN ?::DATE - "
-                               "?::INTEGER AND ?", [latest, baseline_days, latest]).fetchone()
+        counts = con.execute(
+            "SELECT count(*) FILTER (WHERE day = ?), count(*) FROM runs WHERE day BETWEEN "
+            "?::DATE - ?::INTEGER AND ?", [latest, latest, baseline_days, latest]).fetchone()
+        n_latest, n_window = counts if counts else (0, 0)
         # A night on which nothing ran is reported (every pair missing) when its baseline ran.
-        if not n_window or not n_window[0]:
+        if not n_window:
             raise InputError(f"no runs on {latest}; days with runs: " + ", ".join(
                 str(r[0]) for r in con.execute(
                     "SELECT DISTINCT day FROM runs ORDER BY 1 DESC LIMIT 10").fetchall()))
         verdict = nightly.read(con, latest, baseline_days)
         start = verdict.baseline_start
         window = [start, latest]
-        flips = sorted(_rows(con, "SELECT * FROM test_case_flips(?, ?)", params),
-                       key=lambda f: (f["direction"] != "pass_to_fail", f["agent"], f["model"],
-                                      f["test_case_id"]))
+        daily = _rows(con, DAILY, window)
         data = ReportData(
             latest=latest, baseline_days=baseline_days, verdict=verdict,
-            n_runs_latest=int((n_latest or (0,))[0]),
+            n_runs_latest=int(n_latest),
             warehouse_name=warehouse.path(home).name,
-            flips=flips,
-            flaky=_rows(con, "SELECT * FROM case_outcomes(?, ?) WHERE is_flaky "
-                             "ORDER BY agent, model, test_case_id", params),
-            days=[r[0] for r in con.execute(
-                "SELECT DISTINCT day FROM runs WHERE day BETWEEN ? AND ? ORDER BY 1",
-                window).fetchall()],
-            rates=_rows(con, "SELECT * FROM v_pass_rates WHERE day BETWEEN ? AND ?", window),
-            tokens=_rows(con, "SELECT day, agent, model, tokens_per_run_avg AS v "
-                              "FROM v_token_usage WHERE day BETWEEN ? AND ?", window),
-            cost=_rows(con, "SELECT day, agent, model, cost_usd_per_run AS v "
-                            "FROM v_token_usage WHERE day BETWEEN ? AND ?", window),
-            runtime=_rows(con, "SELECT day, agent, model, agent_runtime_ms_p95 AS v "
-                               "FROM v_runtime WHERE day BETWEEN ? AND ?", window),
+            changed=_rows(con, CHANGED, [SURPRISE_LEVEL, *params, *params, SURPRISE_LEVEL]),
+            days=sorted({r["day"] for r in daily}),
+            rates=daily,
+            tokens=[{**r, "v": r["tokens_per_run_avg"]} for r in daily],
+            cost=[{**r, "v": r["cost_usd_per_run"]} for r in daily],
+            runtime=[{**r, "v": r["agent_runtime_ms_p95"]} for r in daily],
             shares=_rows(con, "SELECT * FROM tool_share_changes(?, ?) WHERE share_delta IS "
                               "NOT NULL ORDER BY abs(share_delta) DESC, agent, model, "
                               "tool_name LIMIT 15", params),
-            flags=_rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]))
-        for f in flips[:MAX_FLIPS]:
-            for run_id in (f["latest_run_id"], f["baseline_run_id"]):
-                if run_id is not None and run_id not in data.runs:
-                    data.runs[run_id] = _run(con, run_id)
+            flags=_rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]),
+            pass_hat_k={(r["agent"], r["model"]): r
+                        for r in _rows(con, PASS_HAT_K, [latest])})
+        wanted: list[str] = []
+        for c in data.changed[:MAX_FLIPS]:
+            wanted += [c["latest_run_id"], shown_beside(c)]
+        wanted += [r["run_id"] for r in verdict.crashed_runs[:MAX_CRASHES]]
+        data.runs = _runs(con, [r for r in dict.fromkeys(wanted) if r is not None])
     finally:
         con.close()
     return data
 
 
-def _run(con: duckdb.DuckDBPyConnection, run_id: str) -> RunDetail | None:
-    found = _rows(con, RUN_FACTS, [run_id])
-    if not found:
-        return None
-    facts = found[0]
-    calls: dict[int, list[Row]] = {}
-    for c in _rows(con, TOOL_CALLS, [facts["run_id"]]):
-        calls.setdefault(c["message_index"], []).append(c)
-    return RunDetail(facts=facts, messages=_rows(con, MESSAGES, [facts["run_id"]]), calls=calls)
+def shown_beside(case: Row) -> str | None:
+    """The run shown beside a changed case's latest run: the last passing run of the window
+    for a failure, the baseline's last run for a fail → pass flip."""
+    if case["direction"] == "fail_to_pass":
+        return case["baseline_run_id"]
+    if case["last_passed_run_id"] == case["latest_run_id"]:
+        return case["baseline_run_id"]
+    return case["last_passed_run_id"]
+
+
+def _runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, RunDetail | None]:
+    """The facts, response messages and tool calls of these runs: three queries in all."""
+    out: dict[str, RunDetail | None] = dict.fromkeys(run_ids)
+    if not run_ids:
+        return out
+    messages: dict[str, list[Row]] = {}
+    for m in _rows(con, MESSAGES, [run_ids]):
+        messages.setdefault(m.pop("run_id"), []).append(m)
+    calls: dict[str, dict[int, list[Row]]] = {}
+    for c in _rows(con, TOOL_CALLS, [run_ids]):
+        calls.setdefault(c.pop("run_id"), {}).setdefault(c["message_index"], []).append(c)
+    for facts in _rows(con, RUN_FACTS, [run_ids]):
+        rid = facts["run_id"]
+        out[rid] = RunDetail(facts=facts, messages=messages.get(rid, []),
+                             calls=calls.get(rid, {}))
+    return out

@@ -18,7 +18,16 @@ class ReportSummary:
     n_runs_latest: int
     n_flips: int = 0
     n_pass_to_fail: int = 0
-    n_flaky: int = 0
+    n_surprising: int = 0
+    """Test cases whose failure on the day is surprising given their history
+    (surprise_p < 0.05)."""
+
+    def cases_line(self) -> str:
+        """How many test cases changed, in one plain line."""
+        return (f"{self.n_pass_to_fail} test case{'' if self.n_pass_to_fail == 1 else 's'} "
+                f"pass -> fail, {self.n_surprising} failure"
+                f"{'' if self.n_surprising == 1 else 's'} surprising given the case's history "
+                "(p < 0.05)")
 
     @property
     def latest_day(self) -> date:
@@ -36,10 +45,9 @@ class ReportSummary:
         v = self.verdict
         lines = [f"**{v.latest_day}** against {v.baseline_start} to {v.baseline_end}, "
                  f"{self.n_runs_latest} runs: {md(v.headline(), 2000)} "
-                 f"{self.n_pass_to_fail} test cases pass → fail ({self.n_flaky} flaky cases "
-                 "apart)."]
+                 f"{md(v.crash_sentence(), 2000)} {md(self.cases_line())}."]
         if v.regressed:
-            lines += ["", "| agent | model | why | runs | error rate | pass rate | p-value |",
+            lines += ["", "| agent | model | why | runs | error rate | pass rate | q-value |",
                       "|---|---|---|---:|---:|---:|---:|"]
             for r in v.regressed:
                 row = r.row
@@ -49,7 +57,12 @@ class ReportSummary:
                     f"{row['runs_baseline']} → {row['runs_latest']} | "
                     f"{pct(row['error_rate_baseline'])} → {pct(row['error_rate_latest'])} | "
                     f"{pct(row['baseline_pass_rate'])} → {pct(row['latest_pass_rate'])} | "
-                    f"{p_value(row['p_value'])} |")
+                    f"{p_value(row['q_value'])} |")
+        if v.crashed_runs:
+            lines += ["", "Crashed runs: " + "; ".join(md(x) for x in v.crashed_lines())]
+        if v.insufficient:
+            lines += ["", "Not enough evidence: " + "; ".join(
+                md(p.evidence_line()) for p in v.insufficient)]
         if v.missing_cases:
             lines += ["", "Missing test cases: " + "; ".join(
                 f"{md(a)} / {md(m)}: " + ", ".join(md(c["test_case_id"]) for c in cs[:20])
