@@ -99,7 +99,10 @@ def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
         "  REGRESSION crasher / gpt-4o: crashed: error rate 0% -> 100% of runs (5 of 5; "
         "p = 1.3e-10)",
         "  REGRESSION absent / gpt-4o: missing: no run on 2026-11-20 (28 runs in the baseline)",
-        "  REGRESSION dropper / gpt-4.1: pass rate 100% -> 20% (p = 3.1e-15)",
+        # CMH by case: d01, d02 passed (V = 0); d03-d10 each a = 0, E = 7/8, V = 7/64:
+        # z = -7 / sqrt(0.875) = -7.483315, p = 3.62e-14; q = p * 3 pairs / rank 1.
+        "  REGRESSION dropper / gpt-4.1: pass rate 100% -> 20% (on the same 10 test cases "
+        "p = 3.6e-14, q = 1.1e-13)",
     ]
     assert [line for line in lines if line.startswith("  MISSING")] == [
         "  MISSING absent / gpt-4o: 4 test cases not run (a01, a02, a03, a04)",
@@ -117,11 +120,11 @@ def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
     assert "steady ·" not in first and "partial · claude-sonnet-4-5</b>: 4 missing" in first
     for case in ("a01", "a04", "p07", "p10"):
         assert f"<code>{case}</code>" in first
-    # Each flip: the latest failing run beside the last passing baseline run, with the
+    # Each flip: the latest failing run beside the last passing run, with the
     # grader's explanation and the figures of each.
     flip = page[page.index("<b>d03</b>"):]
     flip = flip[:flip.index("</details>")]
-    assert flip.index("latest · failed") < flip.index("last in the baseline · passed")
+    assert flip.index("latest · failed") < flip.index("last passing run · passed")
     assert "grader: d03 asked for a refund; none was issued" in flip
     assert flip.count("<dt>tokens</dt><dd>1,000</dd>") == 2
     assert "I could not finish d03." in flip and "Done: d03 handled." in flip

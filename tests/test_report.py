@@ -1,4 +1,4 @@
-"""The nightly report: on the samples it names the planted drop first with its p-value and no
+"""The nightly report: on the samples it names the planted drop first with its q-value and no
 stable pair; the page is self-contained; hostile trace text renders as text in headless
 Chromium and no script runs."""
 
@@ -34,10 +34,15 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0].startswith("2026-11-20: 58 runs against 2026-11-13 to 2026-11-19")
-    # The one significant regression is the planted one, with its p-value; no stable pair.
+    # The one significant regression is the planted one, tested on the same 12 test cases and
+    # corrected for the night's pairs; no stable pair.
     regressions = [line for line in lines if "REGRESSION" in line]
     assert regressions == ["  REGRESSION travel-agent / gpt-4o: pass rate 76% -> 25% "
-                           "(p = 0.00042)"]
+                           "(on the same 12 test cases p = 0.00026, q = 0.0016)"]
+    # Nothing is set aside as flaky; pairs with too few graded runs say so.
+    assert not any("flaky" in line for line in lines)
+    assert "  NOT ENOUGH EVIDENCE support-bot / gpt-4.1: 5 graded runs: a drop under 68 " \
+        "points would not show" in lines
     # The one regular test case with no readable run on the day: its line is a planted
     # truncated JSON line (quarantined), so the case did not run as far as the record goes.
     assert [line for line in lines if "MISSING" in line] == [
@@ -47,13 +52,16 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     assert page.index("travel-agent · gpt-4o", first_card) < page.index("</div>", first_card)
     assert page.count('<div class="card bad">') == 1
     # The sections come in the promised order.
-    order = [page.index(h) for h in ("1. What regressed", "2. Flipped test cases",
-                                     "3. Pass rate per agent and model",
-                                     "4. Tokens, cost and runtime", "5. Tool use",
-                                     "6. Flags by code")]
+    order = [page.index(h) for h in ("1. What regressed", "2. Crashed runs",
+                                     "3. Test cases that changed",
+                                     "4. Pass rate per agent and model",
+                                     "5. Tokens, cost and runtime", "6. Tool use",
+                                     "7. Flags by code")]
     assert order == sorted(order)
     assert "travel-agent/case-003" in page  # a pass -> fail flip with its transcript
-    assert "flaky test cases, reported apart" in page
+    assert "✓✓✓✓✓✓ | ✗" in page  # its outcome history
+    assert "flaky" not in page
+    assert "Not enough evidence to say" in page
 
 
 def test_report_is_self_contained(samples_home: Path) -> None:

@@ -28,9 +28,10 @@ from transforms.report.nightly import (
         description="Nothing got worse on the latest day against the 7 days before: ERROR when "
                     "an agent and model crashed (error rate rose, one-sided z-test p < "
                     f"{SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the day), "
-                    f"lost pass rate (two-proportion z-test p < {SIGNIFICANCE_LEVEL:g}), or a "
-                    "regular test case did not run; WARN when a pass-rate drop has p < "
-                    f"{WARNING_LEVEL:g} only. ERROR fails the run.",
+                    "lost pass rate (on the same test cases, Benjamini-Hochberg q < "
+                    f"{SIGNIFICANCE_LEVEL:g} over the night's pairs), or a regular test case "
+                    f"did not run; WARN when a pass-rate drop has q < {WARNING_LEVEL:g} only or "
+                    "a run crashed without a significant rise. ERROR fails the run.",
         blocking=True)],
 )
 def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
@@ -50,28 +51,34 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
         "significant_regressions": len(by_reason["pass_rate"]),
         "missing_test_cases": len(v.missing_cases),
         "pass_to_fail_cases": summary.n_pass_to_fail,
-        "flaky_cases": summary.n_flaky,
+        "surprising_failures": summary.n_surprising,
+        "crashed_runs": len(v.crashed_runs),
+        "insufficient_evidence_pairs": len(v.insufficient),
     })
     if s.webhook_url and not v.all_clear:
         try:
             notify(v, s.webhook_url, str(summary.path.resolve()))
         except NotifyError as e:
             context.log.warning(str(e))
-    # Pass-rate drops that are suggestive but not significant: a warning, never an error.
+    # Pass-rate drops that are suggestive but not significant, and crashes below significance:
+    # a warning, never an error.
     drops = v.suggestive_drops()
+    crashes = v.crashed_lines()
     kinds = [f"{len(hit)} {REASON_WORDS[reason]}" for reason, hit in by_reason.items() if hit]
     if v.missing_cases:
         kinds.append(f"{len(v.missing_cases)} missing test cases")
     yield dg.AssetCheckResult(
-        check_name="no_regression", passed=v.all_clear and not drops,
+        check_name="no_regression", passed=v.all_clear and not drops and not crashes,
         severity=dg.AssetCheckSeverity.ERROR if not v.all_clear else
         dg.AssetCheckSeverity.WARN,
         description=(v.headline() if not v.all_clear else
-                     f"nothing regressed; {len(drops)} pass-rate drops with p < {WARNING_LEVEL:g}"),
+                     f"nothing regressed; {len(drops)} pass-rate drops with q < "
+                     f"{WARNING_LEVEL:g}; {len(v.crashed_runs)} crashed runs"),
         metadata={
             "latest_day": summary.latest_day.isoformat(),
             "failed_on": ", ".join(kinds) or "nothing",
             "crashed": "\n".join(p.line() for p in by_reason["error_rate"]) or "none",
+            "crashed_runs": "\n".join(crashes) or "none",
             "missing": "\n".join(p.line() for p in by_reason["missing"]) or "none",
             "pass_rate": "\n".join(p.line() for p in by_reason["pass_rate"]) or "none",
             "missing_test_cases": "\n".join(
