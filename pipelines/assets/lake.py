@@ -150,15 +150,15 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
                 float(r["latest_pass_rate"]))
         mark = ("**REGRESSED** (" + ", ".join(
             nightly.REASON_WORDS[x] for x in nightly.REASONS if x in p.reasons) + ")"
-            if p.regressed else "ok")
-        p_value = "–" if r["p_value"] is None else f"{float(r['p_value']):.2g}"
+            if p.regressed else p.verdict.replace("_", " "))
+        q_value = "–" if r["q_value"] is None else f"{float(r['q_value']):.2g}"
         rows.append("| " + " | ".join([
             mark, f"{_md(p.agent)} / {_md(p.model)}", str(r["runs_latest"]),
-            _rate(r["latest_pass_rate"]), _rate(r["baseline_pass_rate"]), p_value]) + " |")
+            _rate(r["latest_pass_rate"]), _rate(r["baseline_pass_rate"]), q_value]) + " |")
     meta["pass_rate_by_agent_model"] = dg.MetadataValue.md(_md_table(
         f"Pass rate over graded runs against {verdict.baseline_start} to "
-        f"{verdict.baseline_end} (p: two-proportion z-test)",
-        "| verdict | agent / model | runs | pass rate | baseline | p |\n"
+        f"{verdict.baseline_end} (q: the same-cases test, corrected for the night's pairs)",
+        "| verdict | agent / model | runs | pass rate | baseline | q |\n"
         "|---|---|---:|---:|---:|---:|", rows, len(rows), "pairs")
         if rows else "No runs on this day or in its baseline.")
     meta["regressed_pairs"] = len(verdict.regressed)
