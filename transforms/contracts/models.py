@@ -3,8 +3,9 @@ and what its tokens cost.
 
 Both ship as data files (`transforms/data/model_aliases.yaml`, `model_prices.yaml`, whose
 headers describe their format; the price table's is checked in transforms.contracts.prices:
-a model has one price, or periods of prices over time) and can be extended or overridden by a user file of the same
-format (settings `model_aliases` / `prices`, i.e. RUNLAKE_MODEL_ALIASES / RUNLAKE_PRICES).
+a model has one price, or periods of prices over time) and can be extended or overridden by a
+user file of the same format (settings `model_aliases` / `prices`, i.e. RUNLAKE_MODEL_ALIASES /
+RUNLAKE_PRICES).
 
 They are applied when the warehouse is built, never at ingest: the lake keeps the model
 strings and prices the sources gave, and the views resolve them (`canonical_model()` in

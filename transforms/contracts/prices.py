@@ -11,8 +11,15 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, ValidationError
-from pydantic import model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 from transforms.errors import InputError
@@ -130,8 +137,8 @@ def _say(error: ErrorDetails) -> str:
     if kind == "value_error" and not loc:
         return f"{where}{error.get('ctx', {}).get('error', error['msg'])}"
     if kind in ("list_type", "model_type") and not loc:
-        return (f"expected {{input, cached_input, output}} or a list of periods "
-                f"[{{from, input, cached_input, output}}, ...]")
+        return ("expected {input, cached_input, output} or a list of periods "
+                "[{from, input, cached_input, output}, ...]")
     return f"{where}{key + ': ' if key else ''}{error['msg']}"
 
 
