@@ -170,8 +170,8 @@ def test_the_shipped_gpt_4o_price_has_its_history() -> None:
 
 def test_a_user_table_with_periods_replaces_a_model_whole(tmp_path: Path) -> None:
     """A user's periods replace every shipped period of the model; dates may be quoted; a
-    period's own source and read_on win over the provider's; the tables round-trip through
-    the JSON the lake stores."""
+    period's own source and read_on win over the provider's; a single price may start on a
+    day; the tables round-trip through the JSON the lake stores."""
     prices = tmp_path / "prices.yaml"
     prices.write_text(
         "providers:\n  contract:\n    source: https://example.com/our-contract\n"
@@ -179,8 +179,10 @@ def test_a_user_table_with_periods_replaces_a_model_whole(tmp_path: Path) -> Non
         "      gpt-4o:\n"
         "        - {from: 2025-01-01, input: 3, output: 12}\n"
         "        - {from: '2025-07-01', input: 2, cached_input: 1, output: 8,\n"
-        "           source: https://example.com/amendment-2, read_on: 2025-06-20}\n")
+        "           source: https://example.com/amendment-2, read_on: 2025-06-20}\n"
+        "      acme-chat: {from: 2026-01-01, input: 1, output: 4}\n")
     tables = models.load(prices=prices)
+    assert [p.price_from for p in tables.prices if p.model == "acme-chat"] == ["2026-01-01"]
     assert [(p.price_from, p.input_usd_per_mtok, p.cached_input_usd_per_mtok,
              p.output_usd_per_mtok, p.source_url, p.read_on, p.origin)
             for p in tables.prices if p.model == "gpt-4o"] == [
@@ -189,6 +191,12 @@ def test_a_user_table_with_periods_replaces_a_model_whole(tmp_path: Path) -> Non
         ("2025-07-01", 2.0, 1.0, 8.0, "https://example.com/amendment-2", "2025-06-20",
          str(prices))]
     assert models.ModelTables.from_json(tables.to_json()) == tables
+    # Tables an ingest stored before prices had periods read as single prices.
+    stored = json.loads(tables.to_json())
+    for p in stored["prices"]:
+        del p["price_from"]
+    assert {p.price_from for p in models.ModelTables.from_json(json.dumps(stored)).prices} \
+        == {None}
 
 
 PERIODS = ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n    models:\n"

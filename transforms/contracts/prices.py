@@ -152,7 +152,7 @@ def _periods(path: Path, model: str, entry: Any) -> list[Period]:
 
 
 def parse(path: Path, doc: dict[str, Any]) -> list[Price]:
-    """The prices of one price table (`doc`, read from `path`), in order of model and `from`;
+    """The prices of one price table (`doc`, read from `path`), each model's in order of `from`;
     an InputError says what is wrong, in which file and for which model."""
     try:
         table = PriceFile.model_validate(doc)
