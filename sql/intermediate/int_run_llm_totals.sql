@@ -1,10 +1,13 @@
 -- Purpose: what a run's LLM calls add up to: calls, tokens, price and their model (the calls of
 -- its spans within a day of it, int_span_runs.near_run_day). A call's
 -- price is its source's (log_request.price), else its tokens at the price table's rates for
--- its canonical model (token_cost); model is the most frequent canonical model of the calls,
--- response_model the most frequent exact name among the calls of that model.
--- price_source: source when every priced call carried its own price, else table; n_unpriced
--- counts calls with tokens that neither the source nor the table prices.
+-- its canonical model in force on the run's day (token_cost, price_in_force); model is the
+-- most frequent canonical model of the calls, response_model the most frequent exact name
+-- among the calls of that model.
+-- price_source: source when every priced call carried its own price, else table; price_from:
+-- the latest price_from of the periods that priced calls from the table (null when none did,
+-- or their models have a single price); n_unpriced counts calls with tokens that neither the
+-- source nor the table prices.
 -- Grain: one row per run with at least one linked LLM call.
 create or replace view intermediate.int_run_llm_totals as
 with calls as (
@@ -22,12 +25,16 @@ with calls as (
                 prices.output_usd_per_mtok
             )
         ) as price,
-        llm_calls.price is not null as source_priced
+        llm_calls.price is not null as source_priced,
+        prices.price_from
     from staging.stg_llm_calls as llm_calls
     inner join intermediate.int_span_runs as span_runs
         on llm_calls.span_id = span_runs.span_id
     left join intermediate.int_model_names as names on llm_calls.model = names.model_raw
-    left join model_prices as prices on names.model = prices.model
+    left join model_prices as prices
+        on
+            names.model = prices.model
+            and price_in_force(span_runs.near_run_day, prices.price_from, prices.price_to)
     where span_runs.near_run_day is not null
 ),
 
@@ -56,6 +63,9 @@ select
                 case when bool_and(calls.source_priced) filter (where calls.price is not null)
                     then 'source' else 'table' end
     end as price_source,
+    max(calls.price_from) filter (
+        where not calls.source_priced and calls.price is not null
+    ) as price_from,
     count(*) filter (
         where calls.price is null
         and (calls.input_tokens is not null or calls.output_tokens is not null)

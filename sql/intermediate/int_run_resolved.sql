@@ -4,8 +4,10 @@
 -- canonical model of its LLM calls); model_raw the exact name it came from; response_model
 -- the exact name its LLM calls report. cost_usd: the sum of its LLM calls' prices when every
 -- call with tokens is priced (price_source 'source' when all carried their own price, else
--- 'table'), else its token totals at the price table's rates for its model ('table'), else
--- null (an unknown model, or no tokens).
+-- 'table'), else its token totals at the price table's rates for its model in force on its
+-- day ('table'), else null (an unknown model, a day before the model's first price period, or
+-- no tokens). price_from: the price_from of the period that priced it from the table (of its
+-- calls: the latest), null when it is not priced from a period (source, single price, none).
 -- Grain: one row per run.
 create or replace view intermediate.int_run_resolved as
 with lines as (
@@ -52,7 +54,8 @@ resolved as (
         coalesce(totals.n_llm_calls, 0) as n_llm_calls,
         totals.price as llm_price,
         case when totals.n_unpriced = 0 then totals.price end as calls_cost,
-        totals.price_source as calls_price_source
+        totals.price_source as calls_price_source,
+        totals.price_from as calls_price_from
     from lines
     left join names on lines.model = names.model_raw
     left join totals on lines.run_id = totals.run_id
@@ -69,9 +72,13 @@ costed as (
                 prices.input_usd_per_mtok, prices.cached_input_usd_per_mtok,
                 prices.output_usd_per_mtok
             )
-        ) as cost_usd
+        ) as cost_usd,
+        prices.price_from as table_price_from
     from resolved
-    left join model_prices as prices on resolved.model = prices.model
+    left join model_prices as prices
+        on
+            resolved.model = prices.model
+            and price_in_force(resolved.day, prices.price_from, prices.price_to)
 )
 
 select
@@ -92,5 +99,9 @@ select
     case
         when calls_cost is not null then calls_price_source
         when cost_usd is not null then 'table'
-    end as price_source
+    end as price_source,
+    case
+        when calls_cost is not null then calls_price_from
+        when cost_usd is not null then table_price_from
+    end as price_from
 from costed

@@ -1,9 +1,9 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields, with the model, token totals and runtime taken from
 -- the run's spans where the line has none (the model canonical, the exact names beside it,
--- the run's cost in USD and where its price came from), and how many findings the run has
--- (its own, its spans', and those derived across tables; a finding that LLM calls' prompts
--- repeat counts once), how many of them errors.
+-- the run's cost in USD, where its price came from and the price period used), and how many
+-- findings the run has (its own, its spans', and those derived across tables; a finding that
+-- LLM calls' prompts repeat counts once), how many of them errors.
 -- Grain: one row per run (or turn of a multi-turn session).
 create or replace view intermediate.int_runs as
 with lines as (
@@ -43,6 +43,7 @@ select
     resolved.response_model,
     resolved.cost_usd,
     resolved.price_source,
+    resolved.price_from,
     coalesce(flag_counts.n_flags, 0) as n_flags,
     coalesce(flag_counts.n_error_flags, 0) as n_error_flags
 from lines

@@ -2,7 +2,10 @@
 -- run sharing its trace_id within a day (linked_by says which); model as the source wrote it and
 -- canonical_model (canonical_model()); price is the source's, else the call's tokens at the price
 -- table's rates for its canonical model, cached input tokens at the cached rate (price_source:
--- source, table, or null when neither prices it).
+-- source, table, or null when neither prices it), at the period in force on the day of its run
+-- when it counts toward that run (the run's line within a day of it), else on its own day, so
+-- that a run and its calls are priced alike (price_from: that period's price_from, null unless
+-- the table priced the call from a period).
 -- Grain: one row per LLM call (a span's log_request).
 create or replace view llm_calls as
 with rows_ as (
@@ -10,33 +13,52 @@ with rows_ as (
 ),
 
 span_runs as (
-    select span_id, run_id, linked_by from intermediate.int_span_runs
+    select span_id, run_id, linked_by, near_run_day from intermediate.int_span_runs
+),
+
+linked as (
+    select
+        rows_.*,
+        span_runs.run_id as linked_run_id,
+        span_runs.linked_by,
+        coalesce(span_runs.near_run_day, rows_.day) as price_day
+    from rows_
+    left join span_runs on rows_.span_id = span_runs.span_id
 ),
 
 priced as (
     select
-        rows_.*,
-        coalesce(names.model, rows_.model) as canonical_model,
+        linked.*,
+        coalesce(names.model, linked.model) as canonical_model,
         token_cost(
-            rows_.input_tokens, rows_.cached_input_tokens, rows_.output_tokens,
+            linked.input_tokens, linked.cached_input_tokens, linked.output_tokens,
             prices.input_usd_per_mtok, prices.cached_input_usd_per_mtok,
             prices.output_usd_per_mtok
-        ) as table_price
-    from rows_
-    left join intermediate.int_model_names as names on rows_.model = names.model_raw
-    left join model_prices as prices on names.model = prices.model
+        ) as table_price,
+        prices.price_from as table_price_from
+    from linked
+    left join intermediate.int_model_names as names on linked.model = names.model_raw
+    left join model_prices as prices
+        on
+            names.model = prices.model
+            and price_in_force(linked.price_day, prices.price_from, prices.price_to)
 )
 
 select
-    priced.* exclude (canonical_model, table_price) replace (
-        span_runs.run_id as run_id,
+    priced.* exclude (
+        linked_run_id, linked_by, price_day, canonical_model, table_price, table_price_from
+    ) replace (
+        priced.linked_run_id as run_id,
         coalesce(priced.price, priced.table_price) as price
     ),
-    span_runs.linked_by,
+    priced.linked_by,
     priced.canonical_model,
     case
         when priced.price is not null then 'source'
         when priced.table_price is not null then 'table'
-    end as price_source
+    end as price_source,
+    case
+        when priced.price is null and priced.table_price is not null
+            then priced.table_price_from
+    end as price_from
 from priced
-left join span_runs on priced.span_id = span_runs.span_id

@@ -4,6 +4,7 @@ ingest summary's unknown models, and overrides through the settings."""
 import json
 import re
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from transforms.contracts import models
 from transforms.contracts.schemas import VIEW_COLUMNS
 from transforms.errors import InputError
 from transforms.ingest import IngestReport
+from transforms.lake import duckdb_type
 
 DAY = "2026-11-20"
 T0 = 1795136400000000000  # 2026-11-20T01:00:00Z in ns: the spans on their runs' day
@@ -142,6 +144,113 @@ def test_a_bad_table_is_refused_with_where(tmp_path: Path, kind: str, text: str,
         else:
             models.load(prices=path)
     assert str(path) in str(e.value)
+
+
+def test_the_shipped_gpt_4o_price_has_its_history() -> None:
+    """gpt-4o holds two periods (launch on 2024-05-13 at 5.00/15.00 without a cached rate; from
+    2024-10-02 2.50/1.25/10.00); every other shipped model one price for every day. In the
+    model_prices table each period ends where the next begins."""
+    tables = models.load()
+    gpt_4o = [(p.price_from, p.input_usd_per_mtok, p.cached_input_usd_per_mtok,
+               p.output_usd_per_mtok) for p in tables.prices if p.model == "gpt-4o"]
+    assert gpt_4o == [("2024-05-13", 5.0, None, 15.0), ("2024-10-02", 2.5, 1.25, 10.0)]
+    assert all(p.price_from is None for p in tables.prices if p.model != "gpt-4o")
+    con = duckdb.connect()
+    try:
+        models.install(con, tables)
+        assert con.execute("SELECT price_from::varchar, price_to::varchar FROM model_prices "
+                           "WHERE model = 'gpt-4o' ORDER BY 1").fetchall() == [
+            ("2024-05-13", "2024-10-02"), ("2024-10-02", None)]
+        assert con.execute("SELECT count(*) FROM model_prices WHERE model <> 'gpt-4o' AND "
+                           "(price_from IS NOT NULL OR price_to IS NOT NULL)").fetchall() == [
+            (0,)]
+    finally:
+        con.close()
+
+
+def test_a_user_table_with_periods_replaces_a_model_whole(tmp_path: Path) -> None:
+    """A user's periods replace every shipped period of the model; dates may be quoted; a
+    period's own source and read_on win over the provider's; a single price may start on a
+    day; the tables round-trip through the JSON the lake stores."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "providers:\n  contract:\n    source: https://example.com/our-contract\n"
+        "    read_on: 2026-11-01\n    models:\n"
+        "      gpt-4o:\n"
+        "        - {from: 2025-01-01, input: 3, output: 12}\n"
+        "        - {from: '2025-07-01', input: 2, cached_input: 1, output: 8,\n"
+        "           source: https://example.com/amendment-2, read_on: 2025-06-20}\n"
+        "      acme-chat: {from: 2026-01-01, input: 1, output: 4}\n")
+    tables = models.load(prices=prices)
+    assert [p.price_from for p in tables.prices if p.model == "acme-chat"] == ["2026-01-01"]
+    assert [(p.price_from, p.input_usd_per_mtok, p.cached_input_usd_per_mtok,
+             p.output_usd_per_mtok, p.source_url, p.read_on, p.origin)
+            for p in tables.prices if p.model == "gpt-4o"] == [
+        ("2025-01-01", 3.0, None, 12.0, "https://example.com/our-contract", "2026-11-01",
+         str(prices)),
+        ("2025-07-01", 2.0, 1.0, 8.0, "https://example.com/amendment-2", "2025-06-20",
+         str(prices))]
+    assert models.ModelTables.from_json(tables.to_json()) == tables
+    # Tables an ingest stored before prices had periods read as single prices.
+    stored = json.loads(tables.to_json())
+    for p in stored["prices"]:
+        del p["price_from"]
+    assert {p.price_from for p in models.ModelTables.from_json(json.dumps(stored)).prices} \
+        == {None}
+
+
+PERIODS = ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n    models:\n"
+           "      gpt-4o:\n")
+
+
+@pytest.mark.parametrize("text,message", [
+    (PERIODS + "        - {from: 2024-02-30, input: 5, output: 15}\n",
+     "model 'gpt-4o': period 1: from must be a date (YYYY-MM-DD)"),
+    (PERIODS + "        - {from: May 2024, input: 5, output: 15}\n",
+     "model 'gpt-4o': period 1: from must be a date (YYYY-MM-DD)"),
+    (PERIODS + "        - {from: 2024-10-02, input: 2.5, output: 10}\n"
+               "        - {from: 2024-05-13, input: 5, output: 15}\n",
+     "model 'gpt-4o': the periods are not in order of from: 2024-05-13 follows 2024-10-02"),
+    (PERIODS + "        - {from: 2024-05-13, input: 5, output: 15}\n"
+               "        - {from: 2024-05-13, input: 2.5, output: 10}\n",
+     "model 'gpt-4o': two periods start on 2024-05-13"),
+    (PERIODS + "        - {from: 2024-05-13, input: 5, output: 15}\n"
+               "        - {from: 2024-10-02, input: 2.5, output: -10}\n",
+     "model 'gpt-4o': period 2: output must be a number of USD per million tokens, at least 0"),
+    (PERIODS + "        - {from: 2024-05-13, input: 5, cached_input: true, output: 15}\n",
+     "model 'gpt-4o': period 1: cached_input must be a number of USD per million tokens"),
+    (PERIODS + "        - {form: 2024-05-13, input: 5, output: 15}\n",
+     "model 'gpt-4o': period 1: unknown key 'form'"),
+    (PERIODS + "        - {from: 2024-05-13, input: 5, output: 15}\n"
+               "        - {input: 2.5, output: 10}\n",
+     "model 'gpt-4o': period 2: from (YYYY-MM-DD, the first day of its prices) is missing"),
+    (PERIODS + "        []\n", "model 'gpt-4o': the list of periods is empty"),
+    (PERIODS + "        5\n", "model 'gpt-4o': expected {input, cached_input, output} or a "
+                               "list of periods"),
+    (PERIODS + "        {input: 5, output: 15, read_on: 2026-13-01}\n",
+     "model 'gpt-4o': read_on must be a date (YYYY-MM-DD)"),
+    ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-31\n    models: {}\n",
+     "provider 'p': read_on must be a date (YYYY-MM-DD)"),
+    ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n    models:\n"
+     "      m: {input: 1, output: 2}\n  q:\n    source: https://y\n    read_on: 2026-11-01\n"
+     "    models:\n      m: {input: 1, output: 2}\n", "model 'm' is priced twice"),
+])
+def test_a_bad_price_period_is_refused_in_one_line(tmp_path: Path, home: Path, text: str,
+                                                   message: str) -> None:
+    """Bad dates, periods out of order or starting on one day, negative or non-numeric prices,
+    unknown keys: an InputError naming the file and the model; the CLI tells it in one line
+    and exits 2, without a traceback."""
+    path = tmp_path / "prices.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        models.load(prices=path)
+    assert str(e.value).startswith(f"{path}: ") and message in str(e.value), str(e.value)
+    assert "\n" not in str(e.value)
+    res = CliRunner().invoke(app, ["ingest", str(tmp_path), "--home", str(home),
+                                   "--prices", str(path)])
+    assert res.exit_code == 2, res.output
+    assert message in res.output and "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
 
 
 def _span(span_id: str, trace_id: str, model: str, in_tok: int | None, out_tok: int | None,
@@ -318,7 +427,83 @@ def test_view_only_columns_are_in_the_views(tmp_path: Path) -> None:
                 "SELECT column_name, data_type FROM information_schema.columns "
                 "WHERE table_schema = 'main' AND table_name = ?", [table]).fetchall())
             for c in cols:
-                assert have.get(c.name) == ("DOUBLE" if c.name == "cost_usd" else "VARCHAR"), \
-                    (table, c.name)
+                assert have.get(c.name) == duckdb_type(c.type), (table, c.name)
     finally:
         con.close()
+
+
+def _on(line: dict[str, Any], day: str) -> dict[str, Any]:
+    """A run line (or span) moved to 01:00 UTC of another day."""
+    if "started_at" in line:
+        return {**line, "started_at": f"{day}T01:00:00Z"}
+    start = T0 + (date.fromisoformat(day) - date.fromisoformat(DAY)).days * 86_400 * 10**9
+    return {**line, "start_time": start, "end_time": start + 10**9}
+
+
+def test_price_periods_through_the_settings(write_lines: Callable[..., Path], home: Path,
+                                            tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """RUNLAKE_PRICES with periods (acme-chat: P1 from 2026-11-01 at 1.00 input, 4.00 output;
+    P2 from 2026-11-15 at 0.50 input, 0.25 cached input, 2.00 output USD per million tokens):
+    each run is priced at the period of its day, a day before P1 has no price and the ingest
+    lists it; editing the file prices the history again at the next ingest."""
+    prices = tmp_path / "prices.yaml"
+
+    def write_prices(p1_input: float) -> None:
+        prices.write_text(
+            "providers:\n  acme:\n    source: https://acme.example/pricing\n"
+            "    read_on: 2026-11-20\n    models:\n      acme-chat:\n"
+            f"        - {{from: 2026-11-01, input: {p1_input}, output: 4.0}}\n"
+            "        - {from: 2026-11-15, input: 0.5, cached_input: 0.25, output: 2.0}\n")
+
+    write_prices(1.0)
+    monkeypatch.setenv("RUNLAKE_PRICES", str(prices))
+    write_lines([_on(_run("before", "passed", "acme-chat", tokens=(1_000_000, 100_000)),
+                     "2026-10-31"),
+                 _on(_run("eve", "passed", "acme-chat", tokens=(1_000_000, 100_000)),
+                     "2026-11-14"),
+                 _on(_run("change", "passed", "acme-chat", tokens=(1_000_000, 100_000)),
+                     "2026-11-15"),
+                 _on(_run("spans", "passed", trace_id="t-spans"), "2026-11-15")])
+    path = write_lines([_on(_span("s1", "t-spans", "acme-chat", 1_000_000, 100_000,
+                                  cached=600_000), "2026-11-15")], name="a.spans.jsonl")
+    runner = CliRunner()
+    res = runner.invoke(app, ["ingest", str(path.parent), "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "without a price" in ln)
+    assert "acme-chat before 2026-11-01 (1)" in line and line.count("acme-chat") == 1, line
+
+    def runs() -> dict[str, tuple[Any, ...]]:
+        con = warehouse.connect(home)
+        try:
+            return {r[0]: r[1:] for r in con.execute(
+                "SELECT run_id, cost_usd, price_source, price_from::varchar FROM runs"
+            ).fetchall()}
+        finally:
+            con.close()
+
+    got = runs()
+    assert got["before"] == (None, None, None)
+    # eve: 1,000,000 * 1.00 / 1e6 + 100,000 * 4.00 / 1e6 = 1.0 + 0.4
+    assert got["eve"] == (pytest.approx(1.4), "table", "2026-11-01")
+    # change: 1,000,000 * 0.50 / 1e6 + 100,000 * 2.00 / 1e6 = 0.5 + 0.2
+    assert got["change"] == (pytest.approx(0.7), "table", "2026-11-15")
+    # spans: (400,000 * 0.50 + 600,000 cached * 0.25 + 100,000 * 2.00) / 1e6 = 0.2 + 0.15 + 0.2
+    assert got["spans"] == (pytest.approx(0.55), "table", "2026-11-15")
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT price_from::varchar, price_to::varchar, input_usd_per_mtok "
+                           "FROM model_prices WHERE model = 'acme-chat' ORDER BY 1").fetchall() \
+            == [("2026-11-01", "2026-11-15", 1.0), ("2026-11-15", None, 0.5)]
+        assert con.execute("SELECT price, price_source, price_from::varchar FROM llm_calls"
+                           ).fetchall() == [(pytest.approx(0.55), "table", "2026-11-15")]
+    finally:
+        con.close()
+    write_prices(2.0)
+    res = runner.invoke(app, ["ingest", str(path.parent), "--home", str(home)])
+    assert res.exit_code == 0 and "views computed again" in res.output, res.output
+    got = runs()
+    # eve again: 1,000,000 * 2.00 / 1e6 + 0.4; the runs of P2's days keep their cost.
+    assert got["eve"] == (pytest.approx(2.4), "table", "2026-11-01")
+    assert got["change"] == (pytest.approx(0.7), "table", "2026-11-15")
+    assert got["before"] == (None, None, None)

@@ -2,8 +2,10 @@
 and what its tokens cost.
 
 Both ship as data files (`transforms/data/model_aliases.yaml`, `model_prices.yaml`, whose
-headers describe their format) and can be extended or overridden by a user file of the same
-format (settings `model_aliases` / `prices`, i.e. RUNLAKE_MODEL_ALIASES / RUNLAKE_PRICES).
+headers describe their format; the price table's is checked in transforms.contracts.prices:
+a model has one price, or periods of prices over time) and can be extended or overridden by a
+user file of the same format (settings `model_aliases` / `prices`, i.e. RUNLAKE_MODEL_ALIASES /
+RUNLAKE_PRICES).
 
 They are applied when the warehouse is built, never at ingest: the lake keeps the model
 strings and prices the sources gave, and the views resolve them (`canonical_model()` in
@@ -15,14 +17,16 @@ reading any input file again.
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import yaml
 
+from transforms.contracts import prices as price_table
+from transforms.contracts.prices import Price
 from transforms.errors import InputError
 from transforms.lake import MODEL_TABLES
 
@@ -52,18 +56,6 @@ class Alias:
 
 
 @dataclass(frozen=True)
-class Price:
-    model: str
-    input_usd_per_mtok: float
-    cached_input_usd_per_mtok: float | None
-    output_usd_per_mtok: float
-    read_on: str
-    """ISO date the prices were read."""
-    source_url: str
-    origin: str
-
-
-@dataclass(frozen=True)
 class ModelTables:
     aliases: tuple[Alias, ...]
     prices: tuple[Price, ...]
@@ -84,9 +76,17 @@ class ModelTables:
                    tuple(Price(**p) for p in doc["prices"]))
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, with dates kept as text: the tables' contracts check them, so that a
+    day that does not exist (2024-02-30) is reported with its model, not as a crash."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
+
+
 def _read_yaml(path: Path, what: str) -> dict[str, Any]:
     try:
-        doc = yaml.safe_load(path.read_bytes())
+        doc = yaml.load(path.read_bytes(), Loader=_Loader)  # noqa: S506 (a safe loader)
     except OSError as e:
         raise InputError(f"{path}: cannot read the {what} ({e.strerror})") from None
     except yaml.YAMLError as e:
@@ -145,62 +145,6 @@ def _aliases(path: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
     return dict(exact), out
 
 
-def _rate(path: Path, model: str, entry: dict[str, Any], key: str, required: bool) -> float | None:
-    value = entry.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-        raise InputError(f"{path}: model {model!r}: {key} must be a number of USD per million "
-                         f"tokens, at least 0")
-    return float(value)
-
-
-def _prices(path: Path) -> list[Price]:
-    doc = _read_yaml(path, "price table")
-    unknown = set(doc) - {"providers"}
-    if unknown:
-        raise InputError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected providers)")
-    providers = doc.get("providers") or {}
-    if not isinstance(providers, dict):
-        raise InputError(f"{path}: providers maps a provider name to {{source, read_on, "
-                         "models}")
-    out: list[Price] = []
-    for name, prov in providers.items():
-        if not isinstance(prov, dict) or not isinstance(prov.get("models") or {}, dict):
-            raise InputError(f"{path}: provider {name!r}: expected {{source, read_on, "
-                             "models: {MODEL: {input, cached_input, output}}}")
-        for model, entry in (prov.get("models") or {}).items():
-            if not isinstance(model, str) or not model or not isinstance(entry, dict):
-                raise InputError(f"{path}: provider {name!r}: each model maps to {{input, "
-                                 "cached_input, output}")
-            extra = set(entry) - {"input", "cached_input", "output", "read_on", "source"}
-            if extra:
-                raise InputError(f"{path}: model {model!r}: unknown key {sorted(extra)[0]!r}")
-            read_on = entry.get("read_on", prov.get("read_on"))
-            if isinstance(read_on, str):
-                try:
-                    read_on = date.fromisoformat(read_on)
-                except ValueError:
-                    read_on = None
-            if not isinstance(read_on, date):
-                raise InputError(f"{path}: model {model!r}: read_on (YYYY-MM-DD, the day the "
-                                 "prices were read) is missing or not a date")
-            source = entry.get("source", prov.get("source"))
-            if not isinstance(source, str) or not source.strip():
-                raise InputError(f"{path}: model {model!r}: source (where the prices come "
-                                 "from, e.g. the provider's pricing page) is missing")
-            out.append(Price(model, _rate(path, model, entry, "input", True) or 0.0,
-                             _rate(path, model, entry, "cached_input", False),
-                             _rate(path, model, entry, "output", True) or 0.0,
-                             read_on.isoformat(), source.strip(), str(path)))
-    seen: set[str] = set()
-    for p in out:
-        if p.model in seen:
-            raise InputError(f"{path}: model {p.model!r} is priced twice")
-        seen.add(p.model)
-    return out
-
-
 def load(aliases: Path | None = None, prices: Path | None = None) -> ModelTables:
     """The shipped tables, extended or overridden by the user's files when given; an
     InputError says what is wrong and where."""
@@ -214,10 +158,23 @@ def load(aliases: Path | None = None, prices: Path | None = None) -> ModelTables
         pattern_rows = [(m, r, str(aliases)) for m, r in user_patterns] + pattern_rows
     alias_rows = [Alias("exact", k, v, 0, origin[k]) for k, v in sorted(exact.items())]
     alias_rows += [Alias("pattern", m, r, i, o) for i, (m, r, o) in enumerate(pattern_rows)]
-    by_model = {p.model: replace(p, origin=SHIPPED) for p in _prices(PRICES_FILE)}
+    by_model = _by_model(replace(p, origin=SHIPPED) for p in _prices(PRICES_FILE))
     if prices is not None:
-        by_model.update({p.model: p for p in _prices(prices)})
-    return ModelTables(tuple(alias_rows), tuple(by_model[m] for m in sorted(by_model)))
+        by_model.update(_by_model(_prices(prices)))
+    return ModelTables(tuple(alias_rows), tuple(p for m in sorted(by_model) for p in by_model[m]))
+
+
+def _prices(path: Path) -> list[Price]:
+    return price_table.parse(path, _read_yaml(path, "price table"))
+
+
+def _by_model(rows: Iterable[Price]) -> dict[str, list[Price]]:
+    """Each model's prices, in order of price_from: a user's file replaces a model's shipped
+    prices whole, periods and all."""
+    out: dict[str, list[Price]] = {}
+    for p in rows:
+        out.setdefault(p.model, []).append(p)
+    return out
 
 
 def stored(lake: "Store") -> ModelTables | None:
@@ -244,18 +201,26 @@ def store(lake: "Store", tables: ModelTables) -> bool:
 
 
 def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
-    """Create the `model_aliases` and `model_prices` lookup tables on a connection."""
+    """Create the `model_aliases` and `model_prices` lookup tables on a connection: a price
+    row per model and period, in force from price_from (null: on every day) to price_to (the
+    next period's price_from, excluded; null: still in force), so that at most one row of a
+    model is in force on a day (`price_in_force()` in sql/macros)."""
     con.execute("CREATE TABLE model_aliases (kind VARCHAR, alias VARCHAR, model VARCHAR, "
                 "position INTEGER, origin VARCHAR)")
-    con.execute("CREATE TABLE model_prices (model VARCHAR PRIMARY KEY, "
+    con.execute("CREATE TABLE model_prices (model VARCHAR, price_from DATE, price_to DATE, "
                 "input_usd_per_mtok DOUBLE, cached_input_usd_per_mtok DOUBLE, "
-                "output_usd_per_mtok DOUBLE, read_on DATE, source_url VARCHAR, origin VARCHAR)")
+                "output_usd_per_mtok DOUBLE, read_on DATE, source_url VARCHAR, origin VARCHAR, "
+                "UNIQUE (model, price_from))")
     if tables.aliases:
         con.executemany("INSERT INTO model_aliases VALUES (?, ?, ?, ?, ?)",
                         [[a.kind, a.alias, a.model, a.position, a.origin]
                          for a in tables.aliases])
-    if tables.prices:
-        con.executemany("INSERT INTO model_prices VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [[p.model, p.input_usd_per_mtok, p.cached_input_usd_per_mtok,
-                          p.output_usd_per_mtok, p.read_on, p.source_url, p.origin]
-                         for p in tables.prices])
+    prices = sorted(tables.prices, key=lambda p: (p.model, p.price_from or ""))
+    rows = []
+    for p, after in zip(prices, [*prices[1:], None], strict=True):
+        price_to = after.price_from if after is not None and after.model == p.model else None
+        rows.append([p.model, p.price_from, price_to, p.input_usd_per_mtok,
+                     p.cached_input_usd_per_mtok, p.output_usd_per_mtok, p.read_on,
+                     p.source_url, p.origin])
+    if rows:
+        con.executemany("INSERT INTO model_prices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)

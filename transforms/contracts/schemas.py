@@ -307,16 +307,23 @@ VIEW_COLUMNS: dict[str, tuple[Column, ...]] = {
            "(the most frequent); null without LLM calls that name one."),
         _c("cost_usd", pa.float64(), "USD: the sum of the run's LLM call prices when every call "
            "with tokens is priced, else its token totals at the price table's rates for its "
-           "model (no cache discount); null when the model is not in the table or tokens are "
-           "unknown."),
+           "model in force on the run's day (no cache discount); null when the model is not in "
+           "the table, the day is before its first price period, or tokens are unknown."),
         _c("price_source", pa.string(), "Where cost_usd came from: source (every LLM call "
            "carried its price), table (the price table priced some or all of it) or null."),
+        _c("price_from", pa.date32(), "The first day of the price period that priced cost_usd "
+           "from the table (of the run's LLM calls' periods: the latest); null when price_source "
+           "is not table, or the model has a single price (in force on every day)."),
     ),
     "llm_calls": (
         _c("canonical_model", pa.string(), "model as the alias table names it (what views "
            "group by)."),
         _c("price_source", pa.string(), "source (log_request.price), table (the call's tokens "
            "at the price table's rates, cached input tokens at the cached rate) or null."),
+        _c("price_from", pa.date32(), "The first day of the price period that priced the call "
+           "from the table: the period in force on its run's day (its own day when it counts "
+           "toward no run); null when price_source is not table, or the model has a single "
+           "price."),
     ),
 }
 """Columns the warehouse views add to a lake table, resolved when the warehouse is built from

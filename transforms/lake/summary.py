@@ -1,5 +1,5 @@
 """What an ingest staged, counted before it commits: rows per table, findings and quarantine by
-code, and the models the price table does not know (the ingest summary)."""
+code, and the models the price table does not price on their day (the ingest summary)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,25 +35,39 @@ looked up)."""
 
 def summarize(staging: Path, report: "IngestReport", tables: models.ModelTables) -> None:
     """Counts of what this ingest staged: rows per table, findings and quarantine by code, and
-    the models the price table does not know."""
+    the models the price table does not price on their day (a run's, an LLM call's own): not
+    listed at all (`mystery-1`), or a day before the model's first period (`gpt-4o before
+    2024-05-13`)."""
     con = db.connect()
     try:
         models.install(con, tables)
-        con.execute((SQL_DIR / "macros" / "canonical_model.sql").read_text())
+        for macro in ("canonical_model", "price_in_force"):
+            con.execute((SQL_DIR / "macros" / f"{macro}.sql").read_text())
         report.unpriced_models = dict(con.execute(f"""
             WITH named AS (
-                SELECT model FROM ({scan_sql(staging, 'runs')})
+                SELECT model, day FROM ({scan_sql(staging, 'runs')})
                 WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
                 UNION ALL
-                SELECT model FROM ({scan_sql(staging, 'llm_calls')})
+                SELECT model, day FROM ({scan_sql(staging, 'llm_calls')})
                 WHERE price IS NULL AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
             ), models_ AS (
-                SELECT canonical_model(model) AS model, count(*) AS n FROM named
+                SELECT canonical_model(model) AS model, day, count(*) AS n FROM named
                 WHERE model IS NOT NULL GROUP BY ALL
+            ), unpriced AS (
+                SELECT model, n FROM models_
+                WHERE model IS NOT NULL AND NOT EXISTS (
+                    SELECT 1 FROM model_prices AS p
+                    WHERE p.model = models_.model
+                      AND price_in_force(models_.day, p.price_from, p.price_to))
+            ), firsts AS (
+                SELECT model, min(price_from) AS price_from FROM model_prices GROUP BY model
             )
-            SELECT model, n FROM models_
-            WHERE model IS NOT NULL AND model NOT IN (SELECT model FROM model_prices)
-            ORDER BY n DESC, model""").fetchall())
+            SELECT CASE WHEN firsts.model IS NULL THEN unpriced.model
+                        ELSE unpriced.model || ' before ' || strftime(firsts.price_from,
+                                                                      '%Y-%m-%d') END,
+                   sum(unpriced.n)::BIGINT AS n
+            FROM unpriced LEFT JOIN firsts ON unpriced.model = firsts.model
+            GROUP BY 1 ORDER BY n DESC, 1""").fetchall())
         for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
                   "llm_calls", "flags", "quarantine"):
             report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
