@@ -53,5 +53,5 @@ inner join per_case
         ks.day = per_case.day
         and ks.agent is not distinct from per_case.agent
         and ks.model is not distinct from per_case.model
-        and per_case.n_graded >= ks.k
+        and ks.k <= per_case.n_graded
 group by ks.day, ks.agent, ks.model, ks.k

@@ -164,7 +164,7 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
             flags=_rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]),
             pass_hat_k={(r["agent"], r["model"]): r
                         for r in _rows(con, PASS_HAT_K, [latest])})
-        wanted: list[str] = []
+        wanted: list[str | None] = []
         for c in data.changed[:MAX_FLIPS]:
             wanted += [c["latest_run_id"], shown_beside(c)]
         wanted += [r["run_id"] for r in verdict.crashed_runs[:MAX_CRASHES]]
