@@ -149,10 +149,6 @@ class Verdict:
         return [p for p in self.pairs if p.verdict == "insufficient_evidence"
                 and (p.row["latest_n_graded"] or p.row["baseline_n_graded"])]
 
-    @property
-    def improved(self) -> list[PairChange]:
-        return [p for p in self.pairs if p.verdict == "improved"]
-
     def crashed_by_pair(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The day's crashed runs by agent and model, in the order they were read."""
         out: dict[tuple[str, str], list[dict[str, Any]]] = {}
