@@ -75,6 +75,33 @@ def _timestamp(obj: dict[str, Any], key: str, bad: list[str]) -> datetime | None
     return utc
 
 
+PASSED_WORDS = {"true": True, "false": False, "yes": True, "no": False, "pass": True,
+                "fail": False, "passed": True, "failed": False, "1": True, "0": False}
+"""Text that unambiguously spells an outcome, as some harnesses write `passed` (any case)."""
+
+
+def _passed(value: Any, key: str, bad: list[str]) -> str | None:
+    """The status a `passed` field gives: JSON true or false; also, with a finding in `bad`,
+    the numbers 1 and 0 and the words of PASSED_WORDS; anything else gives no status (the run
+    is ungraded) and a finding naming the value. Never dropped silently."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "passed" if value else "failed"
+    word: bool | None = None
+    if isinstance(value, int) and value in (0, 1):
+        word = bool(value)
+    elif isinstance(value, str):
+        word = PASSED_WORDS.get(value.strip().lower())
+    shown = (repr(value[:40]) if isinstance(value, str)
+             else str(value)[:40] if isinstance(value, int | float) else describe(value))
+    if word is None:
+        bad.append(f"{key} {shown} is not a boolean; the run is ungraded")
+        return None
+    bad.append(f"{key} {shown} is not a boolean; read as {str(word).lower()}")
+    return "passed" if word else "failed"
+
+
 def _json_field(value: Any, what: str, bad: list[str]) -> str:
     """A field kept as canonical JSON text; one nested too deep is flagged in `bad`."""
     out, too_deep = jsontext.text(value, sort=True)
@@ -282,8 +309,8 @@ class ResponseNormalizer:
             elif st is not None:
                 bad.append(f"outcome.status {str(st)[:40]!r} is not one of "
                            "passed, failed, error, skipped")
-            if status is None and isinstance(out.get("passed"), bool):
-                status = "passed" if out["passed"] else "failed"
+            if status is None:
+                status = _passed(out.get("passed"), "outcome.passed", bad)
             sc = out.get("score")
             if isinstance(sc, int | float) and not isinstance(sc, bool) and 0 <= sc <= 1:
                 score = float(sc)
@@ -309,8 +336,8 @@ class ResponseNormalizer:
                 explanation = _json_field(why, "outcome.explanation", bad)
         elif out is not None:
             bad.append(f"outcome is {describe(out)}, not an object")
-        if status is None and isinstance(env.get("passed"), bool):
-            status = "passed" if env["passed"] else "failed"
+        if status is None:
+            status = _passed(env.get("passed"), "passed", bad)
         return status, score, judge_skipped, error, explanation
 
     def _metadata(self, md: Any, rid: str, day: date, line: int,
