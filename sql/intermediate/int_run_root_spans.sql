@@ -1,6 +1,7 @@
 -- Purpose: each run's root span (no parent, or a parent that is not among the trace's spans
 -- within a day of the run) and its duration, from the run's spans within a day of it. run_day is
--- the run's day.
+-- the run's day. A root that ends before it starts (span_end_before_start) gives no runtime:
+-- a negative duration is never a run's agent_runtime_ms.
 -- Grain: one row per run with at least one linked span; the longest root when there are several.
 create or replace view intermediate.int_run_root_spans as
 with spans as (
@@ -31,7 +32,7 @@ roots as (
 select
     run_id,
     any_value(run_day) as run_day,
-    arg_max(span_id, duration_ms) as span_id,
-    max(duration_ms) as duration_ms
+    arg_max(span_id, duration_ms) filter (where duration_ms >= 0) as span_id,
+    max(duration_ms) filter (where duration_ms >= 0) as duration_ms
 from roots
 group by run_id

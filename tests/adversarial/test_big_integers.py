@@ -41,8 +41,8 @@ def test_json_text_keeps_every_digit(write_lines: Callable[..., Path],
 def test_a_count_beyond_64_bits_is_flagged_by_its_own_name(
         write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
         query: Callable[..., list[tuple[Any, ...]]]) -> None:
-    """Token counts and the runtime out of range are null and named in the flag's detail,
-    with the digits and the reason: not '(number)'."""
+    """Token counts out of range and an impossible runtime are null and named in the flag's
+    detail, with the digits and the reason: not '(number)'."""
     run_ingest(write_lines([_run(total_input_tokens=BIG, total_output_tokens=7,
                                  agent_runtime_ms=BIG)]))
     assert query("SELECT input_tokens, output_tokens, agent_runtime_ms FROM runs") == [
@@ -50,7 +50,8 @@ def test_a_count_beyond_64_bits_is_flagged_by_its_own_name(
     ((detail,),) = query("SELECT detail FROM flags WHERE code = 'metadata_malformed'")
     assert f"total_input_tokens is {BIG}"[:40] in detail
     assert "agent_runtime_ms is 1234" in detail
-    assert detail.count("(out of the 64-bit range)") == 2 and "(number)" not in detail
+    assert detail.count("(out of the 64-bit range)") == 1 and "(number)" not in detail
+    assert "(an impossible runtime, over 2,678,400,000 ms or 31 days)" in detail
 
 
 def test_counts_beyond_64_bits_in_spans_and_state_documents(

@@ -13,6 +13,24 @@ from transforms.contracts.schemas import TABLES
 INT64_MAX = 2**63 - 1
 """The largest value of a BIGINT column; readers keep larger integers out of their rows."""
 
+MAX_RUNTIME_MS = 31 * 24 * 3600 * 1000
+"""The longest runtime a run may report (31 days): a larger one is an impossible magnitude
+(1e300 ms), nulled and flagged, so that no percentile becomes it."""
+
+MAX_CALL_PRICE_USD = 10_000.0
+"""The largest price one LLM call may report: a larger one (or a negative, NaN or infinite
+one) is nulled and flagged, so that no run's cost becomes it."""
+
+
+def valid_price(value: object) -> float | None:
+    """A call's price as a float when it is a finite number from 0 to MAX_CALL_PRICE_USD;
+    None otherwise (the caller flags a value that is present and not valid)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        f = float(value)
+        if 0 <= f <= MAX_CALL_PRICE_USD:  # false for NaN
+            return f
+    return None
+
 
 class ColumnBuffers:
     """Rows per table, in the column order of transforms.contracts.schemas."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.registry import Registry
-from transforms.normalize.columns import INT64_MAX, ColumnBuffers
+from transforms.normalize.columns import INT64_MAX, MAX_RUNTIME_MS, ColumnBuffers
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
 from transforms.read import jsontext
 from transforms.read.dates import date_prefix, in_utc
@@ -365,15 +365,18 @@ class ResponseNormalizer:
                 ok = isinstance(v, str)
             elif k in _INT_KEYS:
                 ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT64_MAX
-            else:  # agent_runtime_ms: any number, an integer within 64 bits
+            else:  # agent_runtime_ms: a number of milliseconds up to MAX_RUNTIME_MS
                 ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 and (
-                    isinstance(v, float) or v <= INT64_MAX)
+                    v <= MAX_RUNTIME_MS)
             if ok:
                 out[k] = v
             else:
-                out_of_range = isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX
-                wrong.append(f"{k} is {jsontext.dumps(v)[:40]} "
-                             f"({'out of the 64-bit range' if out_of_range else json_type(v)})")
+                number = isinstance(v, int | float) and not isinstance(v, bool)
+                why = ("out of the 64-bit range" if k in _INT_KEYS and number and v > INT64_MAX
+                       else f"an impossible runtime, over {MAX_RUNTIME_MS:,} ms or 31 days"
+                       if k == "agent_runtime_ms" and number and v > MAX_RUNTIME_MS
+                       else json_type(v))
+                wrong.append(f"{k} is {jsontext.dumps(v)[:40]} ({why})")
         if wrong:
             pending.append(("metadata_malformed", "wrong type: " + "; ".join(wrong), None, None))
         if deep:

@@ -11,7 +11,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from transforms.contracts.flags import CATALOG
-from transforms.normalize.columns import INT64_MAX, ColumnBuffers
+from transforms.normalize.columns import (
+    INT64_MAX,
+    MAX_CALL_PRICE_USD,
+    ColumnBuffers,
+    valid_price,
+)
 from transforms.normalize.transcript import (
     DEEP,
     ROLES,
@@ -246,9 +251,10 @@ class SpanNormalizer:
             if params.get(key) is not None and _count(params[key]) is None:
                 bad.append(f"log_request.parameters.{key} {str(params[key])[:30]!r} is not "
                            "a token count")
-        price = lr.get("price")
-        price = float(price) if isinstance(price, int | float) and not isinstance(
-            price, bool) else None
+        price = valid_price(lr.get("price"))
+        if price is None and lr.get("price") is not None:
+            bad.append(f"log_request.price {jsontext.dumps(lr['price'])[:40]} is not a price "
+                       f"(a number from 0 to {MAX_CALL_PRICE_USD:,.0f} USD); left out")
 
         if error_type == "PROVIDER_PARTIAL_RESPONSE":
             flags.append(("llm_partial_response",
