@@ -8,7 +8,7 @@ input.
 """
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -101,6 +101,11 @@ def _without_cyclic_gc() -> Iterator[None]:
 ROW_GROUP_INPUT = 16 * 1024 * 1024
 """The rows of about this many input bytes are written as one row group."""
 
+MAX_BUFFERED_ROWS = 250_000
+"""A block's rows are written out whenever this many are held, whatever the block's size in
+bytes: a block of 8 MB of two-byte lines is 4 million quarantine rows, which held whole would
+take gigabytes."""
+
 
 def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
     results: list[BlockResult] = []
@@ -109,7 +114,7 @@ def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
         pending: list[ColumnBuffers] = []
         size = 0
         for task in tasks:
-            res, buffers = normalize_block(task)
+            res, buffers = normalize_block(task, spill=lambda b: out.write([b]))
             results.append(res)
             pending.append(buffers)
             size += task.size
@@ -173,14 +178,18 @@ def by_month(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
                                       pc.less(days, pa.scalar(after, pa.date32()))))
 
 
-def normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
-    """The rows of one block's lines, and what became of every line."""
+def normalize_block(task: BlockTask, spill: Callable[[ColumnBuffers], None] | None = None
+                    ) -> tuple[BlockResult, ColumnBuffers]:
+    """The rows of one block's lines, and what became of every line. With `spill`, the rows
+    are handed to it (and let go) whenever MAX_BUFFERED_ROWS are held, between two lines; the
+    buffers returned hold the rest."""
     # The records are trees without cycles: the cyclic collector would only rescan them.
     with _without_cyclic_gc():
-        return _normalize_block(task)
+        return _normalize_block(task, spill)
 
 
-def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
+def _normalize_block(task: BlockTask, spill: Callable[[ColumnBuffers], None] | None = None
+                     ) -> tuple[BlockResult, ColumnBuffers]:
     buffers = ColumnBuffers()
     block = task.block
     pieces: dict[int, bytes] = {}
@@ -198,6 +207,11 @@ def _normalize_block(task: BlockTask) -> tuple[BlockResult, ColumnBuffers]:
     tables = list(buffers.rows_of.values())
     for line_no, offset, line, obj, code, message in records(block):
         res.lines += 1
+        if spill is not None and not res.lines % 4096 \
+                and sum(map(len, tables)) >= MAX_BUFFERED_ROWS:
+            spill(buffers)
+            for rows in tables:  # in place: the normalizer appends to these lists
+                rows.clear()
         if obj is None and code is None:
             res.blank += 1
             continue
