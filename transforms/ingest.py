@@ -56,6 +56,12 @@ class FileReport:
     blank: int = 0
     skipped: bool = False
     error: str | None = None
+    same_as: str | None = None
+    """Skipped: the file holds the same bytes as this file, ingested and still there (a
+    copy): its rows are in the lake once, under that name."""
+    renamed_from: str | None = None
+    """The file holds the same bytes as this ingested file, which is gone: the rows move to
+    the new name in the same commit (a rename), never counted twice."""
 
 
 @dataclass
@@ -132,6 +138,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
     clear_abandoned_staging(lake.where.folder)
     ingest_rows = ColumnBuffers(("ingest_files",))
     todo: list[tuple[InputFile, FileReport]] = []
+    copies = _Copies(known, files)
     for f in files:
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
@@ -144,7 +151,15 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
             if progress:
                 progress(f.size)
             continue
+        if prev is None:
+            fr.same_as, fr.renamed_from = copies.of(f)
+            if fr.same_as is not None:
+                fr.skipped = True
+                if progress:
+                    progress(f.size)
+                continue
         todo.append((f, fr))
+    gone = [fr.renamed_from for _, fr in todo if fr.renamed_from is not None]
     if todo or lake.is_there():
         # Applied when the views are built: a changed table changes the lake's fingerprint,
         # so the views are computed again below, without reading any file again.
@@ -171,7 +186,8 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
             if reg is not None:
                 lake.write_registry(reg.rows())
             with lake.committing():
-                result = lake.commit(staging, [f.source_file for f, _ in todo],
+                # A renamed file's old name is among the sources: its rows go in this commit.
+                result = lake.commit(staging, [f.source_file for f, _ in todo] + gone,
                                      ingest_rows.to_arrow("ingest_files"), ingest_id, all_days,
                                      retention_hours)
             report.days = result.days
@@ -182,6 +198,50 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
     finally:
         clear_staging(staging)
     return report
+
+
+class _Copies:
+    """Which new files hold the same bytes as an ingested file or as an earlier file of this
+    ingest: the same content under another name is the same data. Only files whose size and
+    kind match another's are hashed before they are read."""
+
+    def __init__(self, known: dict[str, tuple[str, int, str | None, str | None, str | None]],
+                 files: list[InputFile]) -> None:
+        self.known = known
+        self.present = {f.source_file for f in files}
+        # (size, kind) -> [(source_file, digest or None while not worked out, the file of this
+        # ingest or None for an ingested one)]
+        self.by_size: dict[tuple[int, str], list[tuple[str, str | None, InputFile | None]]] = {}
+        for src, (sha, size, _, kind, error) in known.items():
+            if not error:
+                self.by_size.setdefault((size, kind or "unknown"), []).append((src, sha, None))
+
+    def of(self, f: InputFile) -> tuple[str | None, str | None]:
+        """(same_as, renamed_from) for a file not ingested before: same_as names the file
+        whose copy it is (still there, or earlier in this ingest); renamed_from the ingested
+        file it replaces under a new name (no longer there)."""
+        others = self.by_size.setdefault((f.size, f.kind or "unknown"), [])
+        sha: str | None = None
+        for i, (src, other_sha, other) in enumerate(others):
+            if sha is None:
+                sha = _sha(f)
+            if other_sha is None and other is not None:
+                other_sha = _sha(other)
+                others[i] = (src, other_sha, other)
+            if sha and other_sha == sha:
+                if other is not None or src in self.present or _still_there(src):
+                    return src, None
+                return None, src
+        others.append((f.source_file, sha, f))
+        return None, None
+
+
+def _still_there(source_file: str) -> bool:
+    """Whether an ingested file is still where it was read (a file on object storage counts as
+    still there: renames are told apart on local folders only)."""
+    if "://" in source_file:
+        return True
+    return Path(source_file).exists()
 
 
 def clear_abandoned_staging(home: Path) -> int:

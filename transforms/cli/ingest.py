@@ -109,7 +109,8 @@ def _print_report(r: "IngestReport") -> None:
             t.add_column(c, overflow="fold", justify="right" if c in (
                 "lines", "accepted", "quarantined", "blank") else "left")
         for f in shown:
-            note = "unchanged, skipped" if f.skipped else ("see below" if f.error else "")
+            note = (_printable(f"renamed from {f.renamed_from}") if f.renamed_from else
+                    "see below" if f.error else "")
             t.add_row(_printable(f.source_file), f.kind or "unknown",
                       *("-" if f.skipped else f"{x:,}"
                         for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
@@ -118,6 +119,9 @@ def _print_report(r: "IngestReport") -> None:
         out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
                   highlight=False)
     for f in r.files:
+        if f.same_as:
+            out.print(_printable(f"{f.source_file}: the same bytes as {f.same_as}, whose rows "
+                                 "are in the lake: skipped"), highlight=False, markup=False)
         if f.error:
             out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
     _print_skipped(r.skipped_paths)
