@@ -91,11 +91,16 @@ def scan_landing(runlake: RunlakeResource, cursor: str | None,
     by_day = files_by_day(s.landing)
     manifest = Lake(s.home).open(MANIFEST)
     stats: dict[str, tuple[int, int]] = {}
-    for files in by_day.values():
-        for f in files:
+    for day, files in list(by_day.items()):
+        for f in list(files):
             # A bucket's listing said it already: no request per file.
-            stats[f.source_file] = (f.size, f.mtime_ns) if f.mtime_ns is not None \
-                else stat_of(f.path)
+            try:
+                stats[f.source_file] = (f.size, f.mtime_ns) if f.mtime_ns is not None \
+                    else stat_of(f.path)
+            except FileNotFoundError:  # gone since the listing: the next look sees the rest
+                files.remove(f)
+        if not files:
+            del by_day[day]
     state = _state([(k, *v) for k, v in stats.items()],
                    -1 if manifest is None else manifest.version())
     days = [d.isoformat() for d in sorted(by_day)]
@@ -110,7 +115,12 @@ def scan_landing(runlake: RunlakeResource, cursor: str | None,
             size, mtime_ns = stats[f.source_file]
             sha, n_bytes, ingested_ns = known.get(f.source_file, ("", -1, -1))
             vouched = n_bytes == size and mtime_ns <= ingested_ns
-            shas.append((f.source_file, sha if vouched else file_sha256(f.path)))
+            if not vouched:
+                try:
+                    sha = file_sha256(f.path)
+                except FileNotFoundError:  # removed between the listing and its hashing
+                    continue
+            shas.append((f.source_file, sha))
         if all(known.get(name, ("",))[0] == sha for name, sha in shas):
             continue
         digest = day_digest(shas)

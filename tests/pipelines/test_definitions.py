@@ -258,3 +258,30 @@ def test_nightly_schedule_adds_yesterday_as_a_partition() -> None:
         assert isinstance(request, dg.RunRequest)
         assert (request.partition_key, request.run_key) == (SAMPLE_DAY, f"nightly:{SAMPLE_DAY}")
         assert instance.get_dynamic_partitions("landing_days") == [SAMPLE_DAY]
+
+
+def test_sensor_passes_over_a_file_removed_while_it_looks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that disappears between the listing and its stat or hashing is left to the next
+    look, not a FileNotFoundError: the other files of its day are still requested."""
+    landing = _landing(tmp_path, SAMPLE_DAY)
+    names = sorted(p.name for p in (landing / SAMPLE_DAY).iterdir())
+    gone_at_stat, gone_at_hash = names[0], names[1]
+    real_stat, real_sha = automation.stat_of, automation.file_sha256
+
+    def stat_of(path: Path) -> tuple[int, int]:
+        if path.name == gone_at_stat:
+            path.unlink()
+        return real_stat(path)
+
+    def file_sha256(path: Path) -> str:
+        if path.name == gone_at_hash:
+            path.unlink()
+        return real_sha(path)
+
+    monkeypatch.setattr(automation, "stat_of", stat_of)
+    monkeypatch.setattr(automation, "file_sha256", file_sha256)
+    res = RunlakeResource(home=str(tmp_path / "home"), landing=str(landing))
+    scan = automation.scan_landing(res, None)
+    assert [r.partition_key for r in scan.requests] == [SAMPLE_DAY]
+    assert scan.requests[0].tags["runlake/files"] == str(len(names) - 1)
