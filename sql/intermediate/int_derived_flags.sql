@@ -23,7 +23,11 @@ orphans as (
         spans.source_file,
         spans.source_line
     from staging.stg_spans as spans
-    left join intermediate.int_span_runs as span_runs on spans.span_id = span_runs.span_id
+    left join intermediate.int_span_runs as span_runs
+        on
+            spans.source_file = span_runs.source_file
+            and spans.source_line = span_runs.source_line
+            and spans.span_id = span_runs.span_id
     where spans.parent_id is not null
       and not exists (
           select 1 from staging.stg_spans as parent

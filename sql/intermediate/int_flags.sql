@@ -10,7 +10,8 @@
 -- Grain: one row per finding.
 create or replace view intermediate.int_flags as
 with span_runs as (
-    select span_id, trace_id, run_id from intermediate.int_span_runs
+    select source_file, source_line, span_id, trace_id, run_id
+    from intermediate.int_span_runs
 ),
 
 read_flags as (
@@ -26,7 +27,11 @@ read_flags as (
             as finding_scope
     from staging.stg_flags as read_flags
     left join span_runs
-        on read_flags.run_id is null and read_flags.span_id = span_runs.span_id
+        on
+            read_flags.run_id is null
+            and read_flags.source_file = span_runs.source_file
+            and read_flags.source_line = span_runs.source_line
+            and read_flags.span_id = span_runs.span_id
 ),
 
 runs as (

@@ -11,7 +11,10 @@ calls as (
     select span_runs.run_id, llm_calls.latency_ms
     from staging.stg_llm_calls as llm_calls
     inner join intermediate.int_span_runs as span_runs
-        on llm_calls.span_id = span_runs.span_id
+        on
+            llm_calls.source_file = span_runs.source_file
+            and llm_calls.source_line = span_runs.source_line
+            and llm_calls.span_id = span_runs.span_id
     where span_runs.near_run_day is not null
 )
 

@@ -29,7 +29,10 @@ with calls as (
         prices.price_from
     from staging.stg_llm_calls as llm_calls
     inner join intermediate.int_span_runs as span_runs
-        on llm_calls.span_id = span_runs.span_id
+        on
+            llm_calls.source_file = span_runs.source_file
+            and llm_calls.source_line = span_runs.source_line
+            and llm_calls.span_id = span_runs.span_id
     left join intermediate.int_model_names as names on llm_calls.model = names.model_raw
     left join model_prices as prices
         on

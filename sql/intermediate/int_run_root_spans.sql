@@ -14,7 +14,10 @@ with spans as (
         spans.duration_ms
     from staging.stg_spans as spans
     inner join intermediate.int_span_runs as span_runs
-        on spans.span_id = span_runs.span_id
+        on
+            spans.source_file = span_runs.source_file
+            and spans.source_line = span_runs.source_line
+            and spans.span_id = span_runs.span_id
     where span_runs.near_run_day is not null
 ),
 

@@ -1,11 +1,13 @@
 -- Purpose: the run of each span: its run_id attribute, else the one run whose trace_id it shares
 -- among the runs within a day of the span (within_reach). near_run_day is the day of that run's
 -- line when the run is within a day of the span: only such spans count toward their run's totals,
--- runtime and findings.
--- Grain: one row per span_id (span ids are random 64-bit ids: unique across traces in practice).
+-- runtime and findings. A span is its trace_id and span_id (two traces may reuse a span id); the
+-- rows read from one span line (its LLM call, messages, tool calls, findings) meet it by the
+-- line they came from (source_file, source_line) and span_id, the keys every such row has.
+-- Grain: one row per span line and span_id (source_file, source_line, span_id).
 create or replace view intermediate.int_span_runs as
 with spans as (
-    select trace_id, span_id, run_id, day from staging.stg_spans
+    select trace_id, span_id, run_id, day, source_file, source_line from staging.stg_spans
 ),
 
 runs as (
@@ -13,7 +15,7 @@ runs as (
 ),
 
 trace_candidates as (
-    select spans.span_id, runs.run_id
+    select spans.trace_id, spans.span_id, runs.run_id
     from spans
     inner join runs
         on spans.trace_id = runs.trace_id and within_reach(runs.day, spans.day)
@@ -21,14 +23,16 @@ trace_candidates as (
 ),
 
 by_trace as (
-    select span_id, min(run_id) as run_id
+    select trace_id, span_id, min(run_id) as run_id
     from trace_candidates
-    group by span_id
+    group by trace_id, span_id
     having count(distinct run_id) = 1
 ),
 
 linked as (
     select
+        spans.source_file,
+        spans.source_line,
         spans.trace_id,
         spans.span_id,
         spans.day,
@@ -38,7 +42,8 @@ linked as (
             when by_trace.run_id is not null then 'trace_id'
         end as linked_by
     from spans
-    left join by_trace on spans.span_id = by_trace.span_id
+    left join by_trace
+        on spans.trace_id = by_trace.trace_id and spans.span_id = by_trace.span_id
 ),
 
 near as (
@@ -48,10 +53,13 @@ near as (
 )
 
 select
+    source_file,
+    source_line,
     span_id,
     any_value(trace_id) as trace_id,
+    any_value(day) as day,
     any_value(run_id) as run_id,
     any_value(linked_by) as linked_by,
     any_value(near_run_day) as near_run_day
 from near
-group by span_id
+group by source_file, source_line, span_id

@@ -13,7 +13,8 @@ with rows_ as (
 ),
 
 span_runs as (
-    select span_id, run_id, linked_by, near_run_day from intermediate.int_span_runs
+    select source_file, source_line, span_id, run_id, linked_by, near_run_day
+    from intermediate.int_span_runs
 ),
 
 linked as (
@@ -23,7 +24,11 @@ linked as (
         span_runs.linked_by,
         coalesce(span_runs.near_run_day, rows_.day) as price_day
     from rows_
-    left join span_runs on rows_.span_id = span_runs.span_id
+    left join span_runs
+        on
+            rows_.source_file = span_runs.source_file
+            and rows_.source_line = span_runs.source_line
+            and rows_.span_id = span_runs.span_id
 ),
 
 priced as (

@@ -7,9 +7,14 @@ with rows_ as (
 ),
 
 span_runs as (
-    select span_id, run_id, linked_by from intermediate.int_span_runs
+    select source_file, source_line, span_id, run_id, linked_by
+    from intermediate.int_span_runs
 )
 
 select rows_.* replace (span_runs.run_id as run_id), span_runs.linked_by
 from rows_
-left join span_runs on rows_.span_id = span_runs.span_id
+left join span_runs
+    on
+        rows_.source_file = span_runs.source_file
+        and rows_.source_line = span_runs.source_line
+        and rows_.span_id = span_runs.span_id

@@ -12,7 +12,15 @@ runs_ as (
 ),
 
 calls as (
-    select span_id, agent, canonical_model as model, output_tokens, max_tokens, error_message_chars
+    select
+        source_file,
+        source_line,
+        span_id,
+        agent,
+        canonical_model as model,
+        output_tokens,
+        max_tokens,
+        error_message_chars
     from llm_calls
 )
 
@@ -40,4 +48,8 @@ select
     findings.detail
 from findings
 left join runs_ on findings.run_id = runs_.run_id
-left join calls on findings.span_id = calls.span_id
+left join calls
+    on
+        findings.source_file = calls.source_file
+        and findings.source_line = calls.source_line
+        and findings.span_id = calls.span_id
