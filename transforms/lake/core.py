@@ -321,6 +321,7 @@ class Lake:
         table versions (see the module docstring)."""
         from deltalake import CommitProperties, write_deltalake
 
+        lakecommit.vacuum_hours(retention_hours)  # refused before anything is committed
         result = CommitResult(days=sorted(set(days)))
         if not self.remote:
             self.root.mkdir(parents=True, exist_ok=True)

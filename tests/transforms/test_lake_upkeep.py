@@ -1,0 +1,68 @@
+"""Vacuum and retention: a fractional retention is kept (rounded up, never down to zero), an
+unbounded one is refused before anything is written, and vacuum's own Delta commits are not
+lake versions (history does not list them, a snapshot never lands on them)."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.transforms.test_lake import run
+from transforms import lake as lake_mod
+from transforms import settings
+from transforms.errors import InputError
+from transforms.ingest import ingest
+
+
+def _replaced(write_lines: Callable[..., Path], home: Path) -> tuple[Path, list[str]]:
+    """A lake where one data file of runs was just replaced: (the input file, old data files)."""
+    path = write_lines([run("a", "2026-11-20")])
+    ingest([path], home)
+    old = lake_mod.Lake(home).file_uris("runs")
+    write_lines([run("a", "2026-11-20", "v2")])
+    ingest([path], home)
+    return path, old
+
+
+def test_a_fractional_retention_keeps_a_file_just_replaced(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """0.5 hours is not 0 hours: a file replaced a moment ago stays (vacuum counts in whole
+    hours, rounded up: 0.5 h keeps it for 1 h)."""
+    _, old = _replaced(write_lines, home)
+    lake = lake_mod.Lake(home)
+    assert lake.vacuum(retention_hours=0.5) == 0
+    assert lake.vacuum(retention_hours=0.01) == 0
+    assert all(Path(f).exists() for f in old)
+    assert lake.vacuum(retention_hours=0) > 0
+    assert not any(Path(f).exists() for f in old)
+
+
+@pytest.mark.parametrize("value", ["inf", "Infinity", "nan", "1e20", "-1"])
+def test_an_unbounded_retention_setting_is_refused_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("RUNLAKE_RETENTION_HOURS", value)
+    with pytest.raises(InputError) as e:
+        settings.load()
+    assert "RUNLAKE_RETENTION_HOURS" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_longest_retention_allowed_vacuums(write_lines: Callable[..., Path],
+                                               home: Path, monkeypatch: pytest.MonkeyPatch
+                                               ) -> None:
+    monkeypatch.setenv("RUNLAKE_RETENTION_HOURS", str(settings.MAX_RETENTION_HOURS))
+    assert settings.load().retention_hours == settings.MAX_RETENTION_HOURS
+    _, old = _replaced(write_lines, home)
+    assert lake_mod.Lake(home).vacuum(settings.MAX_RETENTION_HOURS) == 0
+    assert all(Path(f).exists() for f in old)
+
+
+@pytest.mark.parametrize("hours", [float("inf"), 1e20, float("nan"), -1.0])
+def test_an_unbounded_retention_given_to_an_ingest_changes_nothing(
+        write_lines: Callable[..., Path], home: Path, hours: float) -> None:
+    """Refused before the first commit, not at the vacuum after the data tables committed."""
+    path, _ = _replaced(write_lines, home)
+    before = lake_mod.Lake(home).versions()
+    write_lines([run("a", "2026-11-20", "v3")])
+    with pytest.raises(InputError, match="retention"):
+        ingest([path], home, retention_hours=hours)
+    assert lake_mod.Lake(home).versions() == before
