@@ -66,3 +66,33 @@ def test_an_unbounded_retention_given_to_an_ingest_changes_nothing(
     with pytest.raises(InputError, match="retention"):
         ingest([path], home, retention_hours=hours)
     assert lake_mod.Lake(home).versions() == before
+
+
+def _vacuumed(write_lines: Callable[..., Path], home: Path) -> Path:
+    """Two ingests, then a vacuum that deletes files of every table it touched (it commits
+    VACUUM START and VACUUM END to each Delta table, ingest_files among them)."""
+    path, _ = _replaced(write_lines, home)
+    assert lake_mod.Lake(home).vacuum(0) > 0
+    return path
+
+
+def test_vacuum_adds_no_version_to_history(write_lines: Callable[..., Path],
+                                           home: Path) -> None:
+    """The lake's versions are its ingests: vacuum's own commits are not listed, and --as-of
+    one of them is no version of the lake."""
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+
+    _vacuumed(write_lines, home)
+    lake = lake_mod.Lake(home)
+    assert lake.open("ingest_files").version() == 4  # 0 create, 1-2 ingests, 3-4 vacuum
+    assert [(v["version"], v["action"]) for v in lake_mod.history(lake)] == [
+        (2, "ingest"), (1, "ingest")]
+    runner = CliRunner()
+    res = runner.invoke(app, ["history", "--home", str(home)])
+    assert res.exit_code == 0 and "0 files" not in res.output, res.output
+    res = runner.invoke(app, ["sql", "select final_response from runs", "--home", str(home),
+                              "--as-of", "3"])
+    assert res.exit_code == 2 and "no version 3" in res.output, res.output
+    assert lake.snapshot()["ingest_files"] == 2

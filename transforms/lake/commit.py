@@ -111,18 +111,21 @@ def vacuum(lake: "Lake", retention_hours: float) -> int:
 
 
 def history(lake: "Lake", limit: int | None = None) -> list[dict[str, Any]]:
-    """The lake's versions, newest first: one per ingest (manifest commit), with when, which
-    files and the rows added and removed per table."""
+    """The lake's versions, newest first: one per ingest, forget or repair (a manifest commit
+    runlake made; not the commits vacuum makes), with when, which files and the rows added
+    and removed per table."""
     manifest = lake.open(MANIFEST)
     if manifest is None:
         return []
     out = []
-    for h in manifest.history(limit):
+    for h in manifest.history():
         meta = lake_meta(h)
-        if not meta and h.get("operation") == "CREATE TABLE":
-            continue
+        if not meta:
+            continue  # the table's creation, or a vacuum's commits: no version of the lake
         out.append({"version": h["version"], "timestamp": h["timestamp"],
                     "operation": h.get("operation"), **meta})
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 

@@ -188,17 +188,21 @@ class Lake:
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
-        """Table versions of one consistent lake version: the manifest's newest version, or
-        `as_of` (a manifest version, or an ISO timestamp), with the data table versions that
-        manifest commit completed."""
+        """Table versions of one consistent lake version: the manifest's newest commit made by
+        an ingest (or forget, or repair), or `as_of` (such a manifest version, or an ISO
+        timestamp), with the data table versions that manifest commit completed."""
         manifest = self.open(MANIFEST)
         if manifest is None:
             if as_of is not None:
                 raise InputError("the lake has no history yet: run `runlake ingest PATH`")
             return {}
-        history = {h["version"]: h for h in manifest.history()}
+        # The lake's versions are the manifest commits runlake made: the commits vacuum
+        # makes to the table (VACUUM START, VACUUM END) change no row and complete no ingest.
+        history = {h["version"]: h for h in manifest.history() if lake_meta(h)}
         if as_of is None:
-            version = manifest.version()
+            if not history:  # created, and its first commit not made
+                return {MANIFEST: manifest.version()}
+            version = max(history)
         elif isinstance(as_of, int):
             version = as_of
         else:
