@@ -99,14 +99,19 @@ def vacuum_hours(retention_hours: float) -> int:
 
 def vacuum(lake: "Lake", retention_hours: float) -> int:
     """Delete files that left the tables more than `retention_hours` ago (in whole hours,
-    rounded up)."""
+    rounded up), but none of the lake's newest version."""
     hours = vacuum_hours(retention_hours)
+    # The files of the lake version readers use now are kept whatever the retention: an
+    # ingest vacuums after committing its data tables and before its manifest commit, and
+    # if it dies there, that version is still the newest.
+    pinned = lake.snapshot()
     n = 0
     for t in TABLES:
         dt = lake.open(t)
         if dt is not None:
+            keep = [pinned[t]] if pinned.get(t, -1) >= 0 else None
             n += len(dt.vacuum(retention_hours=hours, dry_run=False,
-                               enforce_retention_duration=False))
+                               enforce_retention_duration=False, keep_versions=keep))
     return n
 
 
