@@ -143,3 +143,21 @@ def test_a_crash_in_vacuum_leaves_every_row_readable(
             ("a", "v3"), ("b", "ok")]
     finally:
         con.close()
+
+
+def test_as_of_a_vacuumed_version_says_it_is_older_than_the_retention(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+
+    _vacuumed(write_lines, home)
+    runner = CliRunner()
+    res = runner.invoke(app, ["sql", "select final_response from runs", "--home", str(home),
+                              "--as-of", "1"])
+    assert res.exit_code == 2, res.output
+    assert "older than the retention" in res.output and "doctor" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    res = runner.invoke(app, ["sql", "select final_response from runs", "--home", str(home),
+                              "--as-of", "2", "--format", "csv"])
+    assert res.exit_code == 0 and res.output.splitlines() == ["final_response", "v2"]
