@@ -91,8 +91,10 @@ def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
             raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` "
                                     "first")
     built = _built_stamp(home)
-    if built.exists() and not built.read_text().endswith(f"\n{where.name}"):
-        _publish(home)  # a moved or copied home: its views name the old paths
+    if not built.exists() or not built.read_text().endswith(f"\n{where.name}"):
+        # A moved or copied home (its views name the old paths), or one whose stamp is
+        # missing (copied without it, or a build that died before writing it).
+        _publish(home)
     con = db.connect(str(target), read_only=True)
     if where.remote:
         db.use_filesystem(con, where.lake().fs)
