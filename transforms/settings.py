@@ -95,10 +95,13 @@ _KEY_PART = re.compile(r"[A-Za-z0-9._=+@,-]+")
 
 def location(value: str | Path) -> Path | str:
     """A local folder (a Path) or an s3://bucket/prefix URL (a str, kept as written but for a
-    trailing slash: pathlib would collapse its `//`). A URL of another scheme, or one whose
-    bucket or prefix holds anything but plain name characters, is refused."""
+    trailing slash: pathlib would collapse its `//`). An empty path, a URL of another scheme,
+    or one whose bucket or prefix holds anything but plain name characters, is refused."""
     if isinstance(value, Path):
         return value
+    if value == "":
+        # Path("") is the current folder: an unset variable is not a choice of folder.
+        raise ValueError("an empty path: name a folder (`.` for the current one)")
     if "://" not in value:
         return Path(value)
     if not value.startswith(S3):

@@ -63,3 +63,21 @@ def test_a_home_path_the_lake_cannot_store_is_refused_before_anything_is_written
     assert res.exit_code == 2, res.output
     assert res.output.startswith("error: ") and len(res.output.strip().splitlines()) == 1
     assert not (tmp_path / name).exists()
+
+
+def test_an_empty_home_is_refused_and_nothing_is_written_in_the_current_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "in" / "a.responses.jsonl"
+    source.parent.mkdir()
+    source.write_text(json.dumps(run("a", "2026-11-20")) + "\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("RUNLAKE_HOME", "")
+    for args in (["ingest", str(source)], ["ingest", str(source), "--home", ""]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith("error: ") and "empty" in res.output
+        assert len(res.output.strip().splitlines()) == 1
+        assert list(here.iterdir()) == []
+        monkeypatch.delenv("RUNLAKE_HOME", raising=False)
