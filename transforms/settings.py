@@ -10,7 +10,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from transforms.errors import InputError
 
-
 MAX_RETENTION_HOURS = 876_000
 """The longest retention (100 years of 8,760 hours): vacuum takes whole hours, and a longer
 one (or an infinite one) is no retention delta-rs can count."""
