@@ -95,8 +95,14 @@ def forget(paths: list[Path], home: Path | str,
             lake.where.folder.mkdir(parents=True, exist_ok=True)
             marker.write_text(json.dumps({"ingest_id": ingest_id, "pid": os.getpid(),
                                           "files": files}))
-            result = lake.commit(nothing_staged, files, lake_schema(MANIFEST).empty_table(),
-                                 ingest_id, days, retention_hours, action="forget")
+            try:
+                result = lake.commit(nothing_staged, files,
+                                     lake_schema(MANIFEST).empty_table(), ingest_id, days,
+                                     retention_hours, action="forget")
+            except BaseException:
+                if not any(h.get("ingest_id") == ingest_id for h in history(lake)):
+                    marker.unlink(missing_ok=True)  # not committed: nothing was forgotten
+                raise
             report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
             report.version = result.versions.get(MANIFEST)
         else:

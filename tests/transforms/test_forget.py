@@ -184,3 +184,12 @@ def test_a_forget_killed_before_its_commit_forgot_nothing_and_a_rerun_forgets(
     report = forget([secret], home)
     assert report.files == [secret.resolve().as_posix()] and report.rows_removed["runs"] == 1
     assert _run_ids(home) == ["o1"]
+
+
+def test_a_forget_that_fails_before_its_commit_leaves_no_pending_marker(
+        tmp_path: Path) -> None:
+    home, secret, _ = _two_files(tmp_path)
+    with pytest.raises(InputError, match="retention"):
+        forget([secret], home, retention_hours=float("inf"))
+    assert not (home / warehouse.FORGET_PENDING).exists()
+    assert _run_ids(home) == ["o1", "s1"]

@@ -161,3 +161,12 @@ def test_as_of_a_vacuumed_version_says_it_is_older_than_the_retention(
     res = runner.invoke(app, ["sql", "select final_response from runs", "--home", str(home),
                               "--as-of", "2", "--format", "csv"])
     assert res.exit_code == 0 and res.output.splitlines() == ["final_response", "v2"]
+
+
+def test_history_limit_counts_lake_versions_not_vacuum_commits(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    _vacuumed(write_lines, home)
+    lake = lake_mod.Lake(home)
+    assert [v["version"] for v in lake_mod.history(lake, 1)] == [2]
+    assert [v["version"] for v in lake_mod.history(lake, 2)] == [2, 1]
+    assert [v["version"] for v in lake_mod.history(lake, 5)] == [2, 1]

@@ -122,16 +122,21 @@ def history(lake: "Lake", limit: int | None = None) -> list[dict[str, Any]]:
     manifest = lake.open(MANIFEST)
     if manifest is None:
         return []
-    out = []
-    for h in manifest.history():
-        meta = lake_meta(h)
-        if not meta:
-            continue  # the table's creation, or a vacuum's commits: no version of the lake
-        out.append({"version": h["version"], "timestamp": h["timestamp"],
-                    "operation": h.get("operation"), **meta})
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    # Read enough commits for `limit` versions (a vacuum adds two commits every
+    # VACUUM_EVERY versions), more when that was not enough.
+    window = None if limit is None else limit + 2 * (limit // VACUUM_EVERY + 1) + 1
+    while True:
+        commits = manifest.history(window)
+        out = []
+        for h in commits:
+            meta = lake_meta(h)
+            if not meta:
+                continue  # the table's creation, or a vacuum's commits: no lake version
+            out.append({"version": h["version"], "timestamp": h["timestamp"],
+                        "operation": h.get("operation"), **meta})
+        if limit is None or window is None or len(out) >= limit or len(commits) < window:
+            return out[:limit]
+        window *= 2
 
 
 @dataclass
