@@ -10,6 +10,8 @@ A PATH names a file as it was ingested (its absolute path, whether or not it sti
 a folder: every ingested file under it.
 """
 
+import json
+import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -24,14 +26,18 @@ from transforms.lake import (
     MANIFEST,
     Lake,
     doctor,
+    history,
     lake_schema,
 )
+from transforms.lake.store import locate
 from transforms.read.readers import source_name
 
 
 @dataclass
 class ForgetReport:
     files: list[str] = field(default_factory=list)
+    earlier: list[str] = field(default_factory=list)
+    """Files the paths name that an earlier forget removed (their rows are in no view)."""
     rows_removed: dict[str, int] = field(default_factory=dict)
     version: int | None = None
 
@@ -53,32 +59,101 @@ def matching(known: list[str], paths: list[Path]) -> tuple[list[str], list[Path]
 def forget(paths: list[Path], home: Path | str,
            retention_hours: float = DEFAULT_RETENTION_HOURS) -> ForgetReport:
     """Remove every row of the ingested files that `paths` name, in one commit, and publish
-    the views. Raises an InputError, and changes nothing, when a path names no ingested file."""
+    the views. Raises an InputError, and changes nothing, when a path names no ingested file
+    (nor one an earlier forget removed: a forget run again finishes the job, building the views
+    a killed forget did not)."""
     lake = Lake(home)
     if not lake.is_there():
         raise InputError(f"no lake under {home}: nothing to forget")
     doctor.raise_if_damaged(lake)
+    earlier = finish_pending(home, retention_hours)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
     # A staging folder never made: each table's commit finds no parts to add, only the
     # files' rows to remove.
     nothing_staged = lake.where.staging / ingest_id
+    marker = lake.where.folder / warehouse.FORGET_PENDING
     with lake.committing():
         manifest = lake.open(MANIFEST)
         rows = [] if manifest is None else pa.table(
             manifest.to_pyarrow_table(columns=["source_file", "days"])).to_pylist()
-        files, unmatched = matching([r["source_file"] for r in rows], paths)
+        known = [r["source_file"] for r in rows]
+        files, unmatched = matching(known, paths)
+        if unmatched:
+            gone = set(earlier) | {f for h in history(lake) if h.get("action") == "forget"
+                                   for f in h.get("files", [])}
+            report.earlier, unmatched = matching(sorted(gone - set(known)), unmatched)
         if unmatched:
             raise InputError(
                 f"{unmatched[0]}: no ingested file has this path (`runlake sql \"select "
                 "source_file from ingest_files\"` lists them); nothing was forgotten")
-        wanted = set(files)
-        days: set[date] = {d for r in rows if r["source_file"] in wanted
-                           for d in r["days"] or ()}
-        result = lake.commit(nothing_staged, files, lake_schema(MANIFEST).empty_table(),
-                             ingest_id, days, retention_hours, action="forget")
+        if files:
+            wanted = set(files)
+            days: set[date] = {d for r in rows if r["source_file"] in wanted
+                               for d in r["days"] or ()}
+            # Until the views are built again, readers build them first (transforms.warehouse).
+            lake.where.folder.mkdir(parents=True, exist_ok=True)
+            marker.write_text(json.dumps({"ingest_id": ingest_id, "pid": os.getpid(),
+                                          "files": files}))
+            try:
+                result = lake.commit(nothing_staged, files,
+                                     lake_schema(MANIFEST).empty_table(), ingest_id, days,
+                                     retention_hours, action="forget")
+            except BaseException:
+                if not any(h.get("ingest_id") == ingest_id for h in history(lake)):
+                    marker.unlink(missing_ok=True)  # not committed: nothing was forgotten
+                raise
+            report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
+            report.version = result.versions.get(MANIFEST)
+        else:
+            report.version = lake.snapshot().get(MANIFEST)
     report.files = files
-    report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
-    report.version = result.versions.get(MANIFEST)
     warehouse.publish(lake.home, retention_hours)
+    if files:
+        marker.unlink(missing_ok=True)
     return report
+
+
+def finish_pending(home: Path | str,
+                   retention_hours: float = DEFAULT_RETENTION_HOURS) -> list[str]:
+    """Finish a forget that was stopped after its commit and before it built the views: build
+    them (the files it removed, returned, are then in no reader's view). A forget that is
+    still running is left alone; one that died before its commit forgot nothing."""
+    marker = locate(home).folder / warehouse.FORGET_PENDING
+    try:
+        pending = json.loads(marker.read_text())
+    except FileNotFoundError:
+        return []
+    except ValueError:
+        pending = {}  # a damaged marker: build the views again, to be sure
+
+    def committed() -> bool:
+        lake = Lake(home)
+        return not pending or any(h.get("ingest_id") == pending.get("ingest_id")
+                                  for h in history(lake))
+
+    done = committed()
+    if not done:
+        if _alive(pending.get("pid")):
+            return []  # that forget is still running: it builds the views itself
+        done = committed()  # it may have committed just before it ended
+        if not done:
+            marker.unlink(missing_ok=True)  # it died before its commit: nothing forgotten
+            return []
+    warehouse.publish(home, retention_hours)
+    marker.unlink(missing_ok=True)
+    return list(pending.get("files", []))
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True

@@ -10,6 +10,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from transforms.errors import InputError
 
+MAX_RETENTION_HOURS = 876_000
+"""The longest retention (100 years of 8,760 hours): vacuum takes whole hours, and a longer
+one (or an infinite one) is no retention delta-rs can count."""
+
 
 class Settings(BaseSettings):
     """Where the warehouse lives, where new trace files land, and the limits the pipeline's
@@ -43,9 +47,11 @@ class Settings(BaseSettings):
                                                "contract finding.")
     max_truncation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest share of "
                                        "a day's runs with a truncation finding.")
-    retention_hours: float = Field(2.0, ge=0, description="How long files replaced in the "
-                                   "lake stay on disk for queries that started before "
-                                   "(vacuum); longer than your longest query.")
+    retention_hours: float = Field(2.0, ge=0, le=MAX_RETENTION_HOURS, allow_inf_nan=False,
+                                   description="How long files replaced in the lake stay on "
+                                   "disk for queries that started before (vacuum); longer than "
+                                   "your longest query. Vacuum counts whole hours, rounded up "
+                                   "(0.5 keeps them 1 hour); at most 876000 (100 years).")
     webhook_url: str | None = Field(None, description="URL that receives a JSON summary (POST) "
                                     "when a nightly report finds a regression or missing test "
                                     "cases (`runlake report`, the nightly_report asset).")
@@ -88,10 +94,13 @@ _KEY_PART = re.compile(r"[A-Za-z0-9._=+@,-]+")
 
 def location(value: str | Path) -> Path | str:
     """A local folder (a Path) or an s3://bucket/prefix URL (a str, kept as written but for a
-    trailing slash: pathlib would collapse its `//`). A URL of another scheme, or one whose
-    bucket or prefix holds anything but plain name characters, is refused."""
+    trailing slash: pathlib would collapse its `//`). An empty path, a URL of another scheme,
+    or one whose bucket or prefix holds anything but plain name characters, is refused."""
     if isinstance(value, Path):
         return value
+    if value == "":
+        # Path("") is the current folder: an unset variable is not a choice of folder.
+        raise ValueError("an empty path: name a folder (`.` for the current one)")
     if "://" not in value:
         return Path(value)
     if not value.startswith(S3):

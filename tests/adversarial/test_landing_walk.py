@@ -131,3 +131,43 @@ def test_a_folder_linked_from_its_own_landing_keeps_its_dates(tmp_path: Path) ->
     skipped: list[tuple[str, str]] = []
     (found,) = discover([landing], skipped=skipped)
     assert (found.path, skipped) == (landing / "2026-11-20" / "a.responses.jsonl", [])
+
+
+def test_a_home_and_delta_tables_inside_the_landing_folder_are_not_input(
+        tmp_path: Path) -> None:
+    """`cd landing && runlake ingest .` with the default ./warehouse home: the second ingest
+    reads the same files as the first, never the home's Delta logs or its other files; a Delta
+    table or another home found in the landing folder is passed over too, with the reason."""
+    import shutil
+
+    from transforms import warehouse
+    from transforms.read.landing import files_by_day
+
+    samples = Path(__file__).resolve().parents[2] / "data_samples" / "2026-11-20"
+    landing = tmp_path / "landing"
+    shutil.copytree(samples, landing / "2026-11-20")
+    home = landing / "warehouse"
+    first = ingest([landing], home, workers=1)
+    names = _names(first)
+    assert names and all(not n.endswith(".json") or n.endswith(".durable.json")
+                         for n in names)
+    # A Delta table exported into the landing folder, and a copy of another home in it.
+    table = landing / "export" / "runs_table"
+    shutil.copytree(home / "lake" / "spans", table)
+    shutil.copytree(home, landing / "old-home")
+    shutil.rmtree(landing / "old-home" / "lake" / "ingest_files")  # a home, whatever it holds
+    (landing / "old-home" / "warehouse.duckdb").unlink()
+    second = ingest([landing], home, workers=1)
+    assert _names(second) == names
+    assert all(f.skipped for f in second.files)
+    reasons = dict(second.skipped_paths)
+    assert {Path(p).name for p in reasons} == {"warehouse", "runs_table", "old-home"}, reasons
+    assert all("not input" in r for r in reasons.values())
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT count(*) FROM ingest_files WHERE source_file LIKE ?",
+                           [f"%{home.name}%"]).fetchone() == (0,)
+    finally:
+        con.close()
+    by_day = files_by_day(landing)
+    assert sorted(Path(f.source_file).name for fs in by_day.values() for f in fs) == names

@@ -92,3 +92,104 @@ def test_forget_of_an_unknown_path_changes_nothing(tmp_path: Path, landing: Path
     result = CliRunner().invoke(app, ["forget", "--home", str(home), str(tmp_path / "x")])
     assert result.exit_code == 2
     assert result.output.startswith("error: ") and "nothing was forgotten" in result.output
+
+
+# forget in a child process, SIGKILLed right before (or after) one call.
+KILLED_FORGET = """
+import os, signal, sys
+from pathlib import Path
+from transforms import forget, lake, warehouse
+
+where, name, when = sys.argv[1], sys.argv[2], sys.argv[3]
+target = {"warehouse": warehouse, "Lake": lake.Lake}[where]
+real = getattr(target, name)
+
+def killed(*args, **kw):
+    if when == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    out = real(*args, **kw)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return out
+
+setattr(target, name, killed)
+forget.forget([Path(sys.argv[5])], Path(sys.argv[4]))
+"""
+
+
+def _killed_forget(home: Path, path: Path, where: str, name: str, when: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", KILLED_FORGET, where, name, when, str(home),
+                            str(path)], capture_output=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert child.returncode == -9, child.stderr.decode()[-2000:]
+
+
+def _two_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    import json
+
+    from tests.transforms.test_lake import run
+
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    secret, other = folder / "secret.responses.jsonl", folder / "other.responses.jsonl"
+    secret.write_text(json.dumps(run("s1", "2026-11-20", "a secret")) + "\n")
+    other.write_text(json.dumps(run("o1", "2026-11-20")) + "\n")
+    home = tmp_path / "home"
+    ingest([folder], home, workers=1)
+    return home, secret, other
+
+
+def _run_ids(home: Path) -> list[str]:
+    con = warehouse.connect(home)
+    try:
+        return [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+    finally:
+        con.close()
+
+
+def test_a_forget_killed_after_its_commit_serves_no_forgotten_row_and_a_rerun_finishes(
+        tmp_path: Path) -> None:
+    """Killed after its commit and before the views were built again: no reader sees the
+    forgotten rows (the warehouse is built again when opened), and running forget again
+    finishes the job and says so, rather than that no ingested file has the path."""
+    home, secret, _ = _two_files(tmp_path)
+    assert _run_ids(home) == ["o1", "s1"]
+    _killed_forget(home, secret, "warehouse", "publish", "before")
+    assert history(Lake(home), 1)[0]["action"] == "forget"
+    assert _run_ids(home) == ["o1"]
+    res = CliRunner().invoke(app, ["sql", "select count(*) from runs where run_id = 's1'",
+                                   "--home", str(home), "--format", "csv"])
+    assert res.exit_code == 0 and res.output.splitlines()[-1] == "0", res.output
+    res = CliRunner().invoke(app, ["forget", "--home", str(home), str(secret)])
+    assert res.exit_code == 0, res.output
+    assert f"forgot {secret.resolve().as_posix()}" in res.output
+    assert _run_ids(home) == ["o1"]
+    assert warehouse.is_current(home)
+    # Forgotten once is forgotten: again, the same answer, and nothing committed.
+    version = history(Lake(home), 1)[0]["version"]
+    res = CliRunner().invoke(app, ["forget", "--home", str(home), str(secret)])
+    assert res.exit_code == 0 and "forgot" in res.output, res.output
+    assert history(Lake(home), 1)[0]["version"] == version
+
+
+def test_a_forget_killed_before_its_commit_forgot_nothing_and_a_rerun_forgets(
+        tmp_path: Path) -> None:
+    home, secret, _ = _two_files(tmp_path)
+    _killed_forget(home, secret, "Lake", "commit", "before")
+    assert history(Lake(home), 1)[0]["action"] == "ingest"
+    assert _run_ids(home) == ["o1", "s1"]
+    report = forget([secret], home)
+    assert report.files == [secret.resolve().as_posix()] and report.rows_removed["runs"] == 1
+    assert _run_ids(home) == ["o1"]
+
+
+def test_a_forget_that_fails_before_its_commit_leaves_no_pending_marker(
+        tmp_path: Path) -> None:
+    home, secret, _ = _two_files(tmp_path)
+    with pytest.raises(InputError, match="retention"):
+        forget([secret], home, retention_hours=float("inf"))
+    assert not (home / warehouse.FORGET_PENDING).exists()
+    assert _run_ids(home) == ["o1", "s1"]

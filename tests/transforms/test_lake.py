@@ -331,6 +331,27 @@ def test_a_moved_home_still_answers(write_lines: Callable[..., Path], tmp_path: 
     assert files and all(f.startswith(str(moved)) for f in files)
 
 
+def test_a_copied_home_without_its_stamp_answers_from_its_own_lake(
+        write_lines: Callable[..., Path], tmp_path: Path) -> None:
+    """A home copied without the warehouse's stamp: the views are built again on open,
+    naming the copy's files, not the old home's (which `runlake sql` may not read)."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+
+    first = tmp_path / "first"
+    ingest([write_lines([run("a", "2026-11-20")])], first)
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    (copy / ".warehouse.duckdb.lake_state").unlink()
+    res = CliRunner().invoke(app, ["sql", "select run_id from runs", "--home", str(copy),
+                                   "--format", "csv"])
+    assert res.exit_code == 0 and res.output.splitlines() == ["run_id", "a"], res.output
+    assert warehouse.is_current(copy)
+
+
 def test_lake_written_before_a_new_column_still_reads(write_lines: Callable[..., Path],
                                                       home: Path, query: Callable[..., Any],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:

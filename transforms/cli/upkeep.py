@@ -63,6 +63,9 @@ def forget_cmd(
     report = forget([input_path(p) for p in inputs], _home(home), _settings().retention_hours)
     for f in report.files:
         out.print(_printable(f"forgot {f}"), highlight=False, markup=False)
+    for f in report.earlier:
+        out.print(_printable(f"forgot {f} (already, by an earlier forget)"), highlight=False,
+                  markup=False)
     removed = ", ".join(f"{t} {n:,}" for t, n in report.rows_removed.items()) or "none"
     out.print(f"rows removed: {removed}", highlight=False)
     out.print(f"lake version {report.version} (`runlake history`; the earlier versions answer "

@@ -3,6 +3,7 @@ retry of a conflicting commit, compaction of month partitions that hold many fil
 files replaced longer ago than the retention, and the lake's history."""
 
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from transforms.contracts.schemas import TABLES
-from transforms.errors import RunlakeError
+from transforms.errors import InputError, RunlakeError
 from transforms.lake import files as lakefiles
 from transforms.lake.files import (
     DATA_TABLES,
@@ -26,6 +27,7 @@ from transforms.lake.files import (
     in_predicate,
     lake_schema,
 )
+from transforms.settings import MAX_RETENTION_HOURS
 
 if TYPE_CHECKING:
     from transforms.lake import Lake
@@ -84,31 +86,57 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
         done["vacuumed_files"] = vacuum(lake, retention_hours)
     return done
 
+def vacuum_hours(retention_hours: float) -> int:
+    """The retention in the whole hours vacuum counts, rounded up (a file is never deleted
+    sooner than asked); an InputError for a retention that is no number of hours from 0 to
+    MAX_RETENTION_HOURS (infinite, NaN, negative, or too long to count)."""
+    if not (isinstance(retention_hours, int | float) and math.isfinite(retention_hours)
+            and 0 <= retention_hours <= MAX_RETENTION_HOURS):
+        raise InputError(f"retention {retention_hours!r} hours: give a number of hours from 0 "
+                         f"to {MAX_RETENTION_HOURS} (RUNLAKE_RETENTION_HOURS)")
+    return math.ceil(retention_hours)
+
+
 def vacuum(lake: "Lake", retention_hours: float) -> int:
-    """Delete files that left the tables more than `retention_hours` ago."""
+    """Delete files that left the tables more than `retention_hours` ago (in whole hours,
+    rounded up), but none of the lake's newest version."""
+    hours = vacuum_hours(retention_hours)
+    # The files of the lake version readers use now are kept whatever the retention: an
+    # ingest vacuums after committing its data tables and before its manifest commit, and
+    # if it dies there, that version is still the newest.
+    pinned = lake.snapshot()
     n = 0
     for t in TABLES:
         dt = lake.open(t)
         if dt is not None:
-            n += len(dt.vacuum(retention_hours=max(0, int(retention_hours)), dry_run=False,
-                               enforce_retention_duration=False))
+            keep = [pinned[t]] if pinned.get(t, -1) >= 0 else None
+            n += len(dt.vacuum(retention_hours=hours, dry_run=False,
+                               enforce_retention_duration=False, keep_versions=keep))
     return n
 
 
 def history(lake: "Lake", limit: int | None = None) -> list[dict[str, Any]]:
-    """The lake's versions, newest first: one per ingest (manifest commit), with when, which
-    files and the rows added and removed per table."""
+    """The lake's versions, newest first: one per ingest, forget or repair (a manifest commit
+    runlake made; not the commits vacuum makes), with when, which files and the rows added
+    and removed per table."""
     manifest = lake.open(MANIFEST)
     if manifest is None:
         return []
-    out = []
-    for h in manifest.history(limit):
-        meta = lake_meta(h)
-        if not meta and h.get("operation") == "CREATE TABLE":
-            continue
-        out.append({"version": h["version"], "timestamp": h["timestamp"],
-                    "operation": h.get("operation"), **meta})
-    return out
+    # Read enough commits for `limit` versions (a vacuum adds two commits every
+    # VACUUM_EVERY versions), more when that was not enough.
+    window = None if limit is None else limit + 2 * (limit // VACUUM_EVERY + 1) + 1
+    while True:
+        commits = manifest.history(window)
+        out = []
+        for h in commits:
+            meta = lake_meta(h)
+            if not meta:
+                continue  # the table's creation, or a vacuum's commits: no lake version
+            out.append({"version": h["version"], "timestamp": h["timestamp"],
+                        "operation": h.get("operation"), **meta})
+        if limit is None or window is None or len(out) >= limit or len(commits) < window:
+            return out[:limit]
+        window *= 2
 
 
 @dataclass

@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -82,15 +84,36 @@ T = TypeVar("T")
 
 GLOB_CHARS = "[]?*{}\\"
 """Characters DuckDB gives a meaning to in file names (its globs)."""
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def unstorable(name: str) -> str | None:
+    """What in a local home path the lake's Delta tables cannot store (delta-rs parses the
+    path as a URL: it decodes a %XX escape, refuses control characters, and finds no history
+    of a table under a #), or None. Any other
+    character a file system allows works, but for DuckDB's glob characters (GLOB_CHARS)."""
+    bad = sorted({ch for ch in name if ord(ch) < 32 or ord(ch) == 127})
+    if bad:
+        return "a control character (" + ", ".join(repr(ch) for ch in bad) + ")"
+    m = _ESCAPE.search(name)
+    if m:
+        return f"a %XX escape ({m.group()!r})"
+    if "#" in name:
+        return "a # (delta-rs lists no history of a table under it)"
+    return None
 
 
 class Lake:
     def __init__(self, home: Path | str) -> None:
         # Absolute, so that rows and manifests name the same files from any directory.
         self.where = locate(home)
+        bad = None if self.where.remote else unstorable(self.where.name)
+        if bad is not None:
+            raise InputError(f"{self.where.name!r}: a home path holding {bad} cannot be stored "
+                             "by the lake's Delta tables; choose another --home (docs/lake.md)")
         if any(ch in self.where.name for ch in GLOB_CHARS):
             # DuckDB reads the lake's files by name, and takes these characters as a glob.
-            raise InputError(f"{self.where.name}: a warehouse folder whose path holds one of "
+            raise InputError(f"{self.where.name!r}: a warehouse folder whose path holds one of "
                              "[ ] ? * { } \\ cannot be read safely; choose another --home")
         if self.where.remote and any(ch in str(self.where.folder) for ch in GLOB_CHARS):
             # Staged files are read by name from the warehouse file's folder.
@@ -115,7 +138,12 @@ class Lake:
 
     # -- tables -----------------------------------------------------------------------------
     def uri(self, table: str) -> str:
+        """The table's folder as a path (or s3:// URL), for people and other engines."""
         return self.store.url(table)
+
+    def delta_uri(self, table: str) -> str:
+        """The table as delta-rs opens it (transforms.lake.store.Store.delta_url)."""
+        return self.store.delta_url(table)
 
     def exists(self, table: str) -> bool:
         if self.remote:
@@ -135,19 +163,19 @@ class Lake:
             from deltalake.exceptions import TableNotFoundError
 
             try:
-                return DeltaTable(self.uri(table), version=version,
+                return DeltaTable(self.delta_uri(table), version=version,
                                   storage_options=self.store.options)
             except TableNotFoundError:
                 return None
         if not self.exists(table):
             return None
-        return DeltaTable(self.uri(table), version=version)
+        return DeltaTable(self.delta_uri(table), version=version)
 
     def _create(self, table: str) -> Any:
         from deltalake import DeltaTable
 
         try:
-            return DeltaTable.create(self.uri(table), lake_schema(table),
+            return DeltaTable.create(self.delta_uri(table), lake_schema(table),
                                      partition_by=[PARTITION] if table != MANIFEST else None,
                                      mode="ignore", configuration=TABLE_PROPERTIES,
                                      storage_options=self.store.options or None)
@@ -188,17 +216,21 @@ class Lake:
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
-        """Table versions of one consistent lake version: the manifest's newest version, or
-        `as_of` (a manifest version, or an ISO timestamp), with the data table versions that
-        manifest commit completed."""
+        """Table versions of one consistent lake version: the manifest's newest commit made by
+        an ingest (or forget, or repair), or `as_of` (such a manifest version, or an ISO
+        timestamp), with the data table versions that manifest commit completed."""
         manifest = self.open(MANIFEST)
         if manifest is None:
             if as_of is not None:
                 raise InputError("the lake has no history yet: run `runlake ingest PATH`")
             return {}
-        history = {h["version"]: h for h in manifest.history()}
+        # The lake's versions are the manifest commits runlake made: the commits vacuum
+        # makes to the table (VACUUM START, VACUUM END) change no row and complete no ingest.
+        history = {h["version"]: h for h in manifest.history() if lake_meta(h)}
         if as_of is None:
-            version = manifest.version()
+            if not history:  # created, and its first commit not made
+                return {MANIFEST: manifest.version()}
+            version = max(history)
         elif isinstance(as_of, int):
             version = as_of
         else:
@@ -235,7 +267,10 @@ class Lake:
         if dt is None:
             return []
         try:
-            return sorted(dt.file_uris())
+            # By the paths the log names (URL-encoded), not dt.file_uris(), which keeps the
+            # encoding: a home with a space would read as .../h%20x/...
+            paths = pa.table(dt.get_add_actions(flatten=False)).column("path").to_pylist()
+            return sorted(self.store.url(table, *unquote(p).split("/")) for p in paths)
         except Exception as e:  # noqa: BLE001 - a log entry that names a missing file, ...
             raise RunlakeError(f"the lake table {table} cannot be read ({e}); run "
                                "`runlake doctor --repair`") from e
@@ -251,7 +286,8 @@ class Lake:
         n = actions.num_rows
         lo = actions.column("min.day").to_pylist() if "min.day" in names else [None] * n
         hi = actions.column("max.day").to_pylist() if "max.day" in names else [None] * n
-        return sorted((self.store.url(table, *path.split("/")), a, b) for path, a, b in zip(
+        return sorted((self.store.url(table, *unquote(path).split("/")), a, b)
+                      for path, a, b in zip(
             actions.column("path").to_pylist(), lo, hi, strict=True))
 
     def columns(self, table: str, version: int | None = None) -> set[str]:
@@ -321,6 +357,7 @@ class Lake:
         table versions (see the module docstring)."""
         from deltalake import CommitProperties, write_deltalake
 
+        lakecommit.vacuum_hours(retention_hours)  # refused before anything is committed
         result = CommitResult(days=sorted(set(days)))
         if not self.remote:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -344,7 +381,7 @@ class Lake:
         def write_manifest() -> int:
             if not self.exists(MANIFEST):
                 self._create(MANIFEST)
-            write_deltalake(self.uri(MANIFEST), data, mode="overwrite", predicate=predicate,
+            write_deltalake(self.delta_uri(MANIFEST), data, mode="overwrite", predicate=predicate,
                             schema_mode="merge", storage_options=self.store.options or None,
                             commit_properties=CommitProperties(
                                 custom_metadata={"runlake": json.dumps(meta)}))

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow as pa
 
@@ -100,10 +101,10 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Dam
     for path, size, a, b in zip(actions.column("path").to_pylist(),
                                 actions.column("size_bytes").to_pylist(), lo, hi, strict=True):
         if lake.remote:
-            ok = stored.get(path) == size
+            ok = stored.get(unquote(path)) == size
         else:
             try:
-                ok = os.stat(lake.root / table / path).st_size == size
+                ok = os.stat(lake.root / table / unquote(path)).st_size == size
             except OSError:
                 ok = False
         if ok:

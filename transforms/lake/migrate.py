@@ -77,7 +77,7 @@ def convert(lake: Lake) -> None:
                 meta = {"ingest_id": "migration", "files": [], "n_files": rows.num_rows,
                         "tables": {t: 0 for t in TABLES if t != MANIFEST},
                         "rows_added": {}, "rows_removed": {}}
-                write_deltalake(str(fresh / t), rows, mode="overwrite",
+                write_deltalake((fresh / t).as_uri(), rows, mode="overwrite",
                                 partition_by=[PARTITION] if t != MANIFEST else None,
                                 commit_properties=CommitProperties(
                                     custom_metadata={"runlake": json.dumps(meta)}))

@@ -84,6 +84,13 @@ class Store:
             return "/".join([str(self.base), *parts])
         return str(Path(self.base, *parts))
 
+    def delta_url(self, *parts: str) -> str:
+        """The name delta-rs opens it by: a file:// URL of a local path (delta-rs takes a
+        plain path as a URL: a space or # in it would not name the file), the s3:// URL."""
+        if self.remote:
+            return self.url(*parts)
+        return Path(self.base, *parts).as_uri()
+
     def path(self, *parts: str) -> Path:
         """The local path of a file of a local store (never of a remote one)."""
         if self.remote:

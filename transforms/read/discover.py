@@ -24,7 +24,8 @@ def discover(paths: list[Path], kind: str | None = None,
     """Input files under `paths` (files or folders), sorted, each with its kind or None.
 
     A folder walk follows links to folders (each real folder once, so a link loop ends) and
-    passes over hidden entries and files that do not look like data. What cannot be read as
+    passes over hidden entries, files that do not look like data, and folders that are no
+    input: a Delta table or a runlake home (named in `skipped`). What cannot be read as
     a file is never opened and is added to `skipped` with the reason: a folder that cannot be
     listed, a dangling link, a link loop, and anything that is not a regular file (a FIFO, a
     socket, a device), also when it is named as a path."""
@@ -40,6 +41,10 @@ def discover(paths: list[Path], kind: str | None = None,
         if not p.exists():
             raise InputError(f"{p}: no such file or folder")
         if p.is_dir():
+            reason = not_input(p)
+            if reason is not None:
+                skip(p, reason)
+                continue
             for f, st in _walk(p, skip):
                 k = kind or kind_of(f)
                 if k is None and not _looks_like_data(f):
@@ -118,7 +123,10 @@ def _walk(root: Path, skip: Callable[[Path, str], None]
                 continue
             if stat.S_ISDIR(st.st_mode):
                 real = os.path.realpath(path)
-                if real in above:
+                reason = not_input(path)
+                if reason is not None:
+                    skip(path, reason)
+                elif real in above:
                     skip(path, "a link to a folder above it (a loop)")
                 elif path.is_symlink():
                     links.append((path, above | {real}, real))
@@ -129,6 +137,27 @@ def _walk(root: Path, skip: Callable[[Path, str], None]
                 yield path, st
             else:
                 skip(path, NOT_REGULAR)
+
+
+DELTA_TABLE = "a Delta table (its log and data files are not input)"
+HOME = "a runlake home (its lake and warehouse are not input)"
+
+
+def not_input(folder: Path) -> str | None:
+    """Why a folder met in a walk is no input (None when it may be): a Delta table (it holds
+    `_delta_log/`), or a runlake home (its `lake/` holds a Delta table, or it holds
+    `warehouse.duckdb`), such as the default ./warehouse home inside the landing folder."""
+    if (folder / "_delta_log").is_dir():
+        return DELTA_TABLE
+    if (folder / "warehouse.duckdb").is_file() and (folder / "lake").is_dir():
+        return HOME
+    try:
+        with os.scandir(folder / "lake") as it:
+            if any(e.is_dir() and (Path(e.path) / "_delta_log").is_dir() for e in it):
+                return HOME
+    except OSError:
+        pass
+    return None
 
 
 def _looks_like_data(path: Path) -> bool:

@@ -45,6 +45,10 @@ __all__ = ["DERIVED", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "
            "is_current", "live", "path", "publish", "reports", "view_docs"]
 
 FILE_NAME = "warehouse.duckdb"
+FORGET_PENDING = ".forget.pending"
+"""Beside the warehouse file while a forget runs (its files, its commit's id, its pid): a
+reader that finds it builds the views again first if that forget committed (it was killed
+before it could), so that no reader sees forgotten rows (transforms.forget)."""
 
 
 def path(home: Path | str) -> Path:
@@ -74,6 +78,10 @@ def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
 
     where = locate(home)
     target = where.warehouse
+    if (where.folder / FORGET_PENDING).exists():
+        from transforms.forget import finish_pending
+
+        finish_pending(home)
     if not target.exists():
         from transforms.lake import Lake
 
@@ -83,8 +91,10 @@ def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
             raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` "
                                     "first")
     built = _built_stamp(home)
-    if built.exists() and not built.read_text().endswith(f"\n{where.name}"):
-        _publish(home)  # a moved or copied home: its views name the old paths
+    if not built.exists() or not built.read_text().endswith(f"\n{where.name}"):
+        # A moved or copied home (its views name the old paths), or one whose stamp is
+        # missing (copied without it, or a build that died before writing it).
+        _publish(home)
     con = db.connect(str(target), read_only=True)
     if where.remote:
         db.use_filesystem(con, where.lake().fs)

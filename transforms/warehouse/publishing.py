@@ -142,15 +142,21 @@ def at(home: Path | str, as_of: int | str) -> duckdb.DuckDBPyConnection:
     (`runlake history` lists them) or a timestamp; its files must not have been vacuumed."""
     lake = Lake(home)
     snapshot = lake.snapshot(as_of)
-    con = _computed(home, snapshot)
     try:
-        con.execute("SELECT count(*) FROM staging.stg_ingest_files").fetchall()
-        for t in TABLES:
-            con.execute(f"SELECT count(*) FROM staging.stg_{t}").fetchall()
+        con = _computed(home, snapshot)
+        try:
+            con.execute("SELECT count(*) FROM staging.stg_ingest_files").fetchall()
+            for t in TABLES:
+                con.execute(f"SELECT count(*) FROM staging.stg_{t}").fetchall()
+        except BaseException:
+            con.close()
+            raise
     except duckdb.IOException as e:
-        con.close()
+        if snapshot == lake.snapshot():
+            raise  # the newest version's files missing: damage, for `runlake doctor`
         raise InputError(f"lake version {snapshot.get('ingest_files')} is older than the "
-                         "retention and its files were vacuumed; choose a newer one") from e
+                         "retention (RUNLAKE_RETENTION_HOURS) and its files were vacuumed; "
+                         "choose a newer one (`runlake history`)") from e
     return con
 
 
