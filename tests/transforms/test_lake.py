@@ -647,6 +647,8 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
                             "WHERE run_id IS NOT NULL AND near_run_day IS NULL").fetchall()
         orphans = live.execute("SELECT count(*) FROM flags "
                                "WHERE code = 'span_parent_missing'").fetchall()
+        far = live.execute("SELECT count(*), count(DISTINCT run_id) FROM flags "
+                           "WHERE code = 'span_outside_run_window'").fetchall()
         # The SQL's reach is the one the weeks' margin is made for.
         reach = warehouse.NEIGHBOUR_DAYS
         assert live.execute(f"SELECT within_reach(DATE '2026-11-01' + {reach}, DATE "
@@ -663,6 +665,9 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
     assert linked[True] > 0 and linked[False] > 0
     assert linked[True] + near[0][0] >= 2 * 17 * 3 + 3
     assert orphans[0][0] >= 6
+    # The runs whose spans lie two or four days after them are found, and say so (the
+    # lake-wide findings, the same whichever way the weeks were computed).
+    assert far[0][1] >= 2 * 17
 
 
 def test_many_small_files_are_staged_together(tmp_path: Path) -> None:

@@ -111,6 +111,12 @@ _SPECS: tuple[FlagSpec, ...] = (
              "A span's end_time is before its start_time.", SPANS_BULK),
     FlagSpec("span_parent_missing", "warning", "integrity", "span",
              "parent_id names no span of the same trace.", SPAN_LINKS),
+    FlagSpec("span_outside_run_window", "warning", "integrity", "span",
+             "Spans name a run (by their run_id attribute, else by sharing its trace) that "
+             "exists but whose day is further than a day from theirs (a wrong clock, say): they "
+             "count toward no run, whose tokens, runtime and cost then come from its line or "
+             "the price table. One finding per trace, run and day of such spans, on the "
+             "earliest; the detail gives the offset in days.", SPAN_LINKS),
     FlagSpec("llm_partial_response", "warning", "truncation", "llm_call",
              "The provider returned a partial response (error_type PROVIDER_PARTIAL_RESPONSE).",
              SPANS_BULK),
