@@ -37,11 +37,10 @@ def home(samples_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     Spark must spell as DuckDB does)."""
     con = warehouse.connect(samples_home)
     try:
-        (a_id, a_start), (b_id, b_trace, b_start) = con.execute(
-            "SELECT run_id, started_at FROM runs WHERE started_at IS NOT NULL "
-            "ORDER BY run_id LIMIT 1").fetchall()[0], con.execute(
-            "SELECT run_id, trace_id, started_at FROM runs WHERE trace_id IS NOT NULL "
-            "ORDER BY run_id DESC LIMIT 1").fetchall()[0]
+        a_id, a_start = con.execute("SELECT run_id, started_at FROM runs WHERE started_at "
+                                    "IS NOT NULL ORDER BY run_id LIMIT 1").fetchall()[0]
+        b_trace, b_start = con.execute("SELECT trace_id, started_at FROM runs WHERE trace_id "
+                                       "IS NOT NULL ORDER BY run_id DESC LIMIT 1").fetchall()[0]
     finally:
         con.close()
 
