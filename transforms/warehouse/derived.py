@@ -310,8 +310,12 @@ def _derive_lake_wide(con: duckdb.DuckDBPyConnection, store: Store, weeks: list[
     files = sql_files()
     wide = [f for f in files if f.parent.name == "intermediate" and f.stem in LAKE_WIDE]
     read = reads(wide)
+    macros = {f.stem: f for f in files if f.parent.name == "macros"}
+    calls = {m for m in read if m in macros}
+    while more := reads([macros[m] for m in calls]) & macros.keys() - calls:
+        calls |= more  # the macros those macros call
     for f in files:
-        if f.parent.name == "macros":
+        if f.parent.name == "macros" and f.stem in calls:
             run_sql(con, f)
         elif f.parent.name == "intermediate" and f.stem not in LAKE_WIDE:
             stored = derived_sql(con, weeks, store, f.stem) if f.stem in read else None
