@@ -670,6 +670,27 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
     assert far[0][1] >= 2 * 17
 
 
+def test_a_derived_folder_without_the_lake_wide_views_is_derived_again(
+        write_lines: Callable[..., Path], home: Path, query: Callable[..., Any]) -> None:
+    """A lake version's derived folder that an earlier runlake sealed without the lake-wide
+    views (derived.LAKE_WIDE) is not taken as current: the next publish derives it again, and
+    a moved home's rebuilt views read them."""
+    ingest([write_lines([run("r1", "2026-11-20")])], home)
+    state = lake_mod.Lake(home).state()
+    folder = home / "lake" / warehouse.DERIVED / derived.derived_dir(state).rsplit("/", 1)[-1]
+    for view in derived.LAKE_WIDE:
+        (folder / f"{view}.parquet").unlink()
+    sealed = json.loads((folder / derived.COMPLETE).read_text())
+    sealed["sizes"] = {k: v for k, v in sealed["sizes"].items()
+                       if k.removesuffix(".parquet") not in derived.LAKE_WIDE}
+    (folder / derived.COMPLETE).write_text(json.dumps(sealed))
+    assert not warehouse.is_current(home)
+    warehouse.publish(home)
+    assert warehouse.is_current(home)
+    assert all((folder / f"{view}.parquet").exists() for view in derived.LAKE_WIDE)
+    assert query("SELECT count(*) FROM flags") == [(0,)]
+
+
 def test_many_small_files_are_staged_together(tmp_path: Path) -> None:
     """A folder of many one-line files is normalized and staged in batches: the lake holds a
     few data files per table, not one per input file, and every file keeps its own counts."""

@@ -315,14 +315,15 @@ def _derive_lake_wide(con: duckdb.DuckDBPyConnection, store: Store, weeks: list[
     while more := reads([macros[m] for m in calls]) & macros.keys() - calls:
         calls |= more  # the macros those macros call
     for f in files:
-        if f.parent.name == "macros" and f.stem in calls:
+        if not weeks:  # no week stored (no day in the lake): everything computed here
+            if f.parent.name == "macros" or (f.parent.name == "intermediate"
+                                              and f.stem not in LAKE_WIDE):
+                run_sql(con, f)
+        elif f.parent.name == "macros" and f.stem in calls:
             run_sql(con, f)
-        elif f.parent.name == "intermediate" and f.stem not in LAKE_WIDE:
-            stored = derived_sql(con, weeks, store, f.stem) if f.stem in read else None
-            if stored is not None:
-                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS {stored}")
-            elif not weeks:
-                run_sql(con, f)  # no week stored (no day in the lake): all computed here
+        elif f.parent.name == "intermediate" and f.stem in read and f.stem not in LAKE_WIDE:
+            con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                        f"{derived_sql(con, weeks, store, f.stem)}")
     for f in wide:
         run_sql(con, f)
         con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO "
@@ -371,22 +372,25 @@ def _seal(folder: Path, what: str) -> None:
     (folder / COMPLETE).write_text(json.dumps({"of": what, "sizes": sizes}))
 
 
-def _intact(store: Store, *folder: str) -> bool:
+def _intact(store: Store, *folder: str, holding: tuple[str, ...] = ()) -> bool:
     """A finished derived folder (under lake/_derived/) whose files are all there at the
-    sizes they were written."""
+    sizes they were written, among them the files named `holding`."""
     try:
         sealed = json.loads(store.read_text(DERIVED, *folder, COMPLETE))
         sizes = store.sizes(DERIVED, *folder)
-        return all(sizes.get(name) == size for name, size in sealed["sizes"].items())
+        return all(sizes.get(name) == size for name, size in sealed["sizes"].items()) \
+            and all(name in sealed["sizes"] for name in holding)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
 
 def derived_intact(store: Store, state: str) -> bool:
-    """The derived folder of a lake version and every week it lists are whole."""
+    """The derived folder of a lake version and every week it lists are whole, and it holds
+    the LAKE_WIDE views (a folder an earlier runlake derived may not)."""
     name = derived_dir(state).rsplit("/", 1)[-1]
     try:
         weeks = [str(k) for k in json.loads(store.read_text(DERIVED, name, WEEKS_FILE))]
     except (OSError, ValueError, TypeError):
         return False
-    return _intact(store, name) and all(_intact(store, WEEKS, k) for k in weeks)
+    return _intact(store, name, holding=tuple(f"{v}.parquet" for v in LAKE_WIDE)) \
+        and all(_intact(store, WEEKS, k) for k in weeks)
