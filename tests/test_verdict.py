@@ -205,3 +205,21 @@ def test_each_report_section_is_one_query(night: Path, monkeypatch: pytest.Monke
     assert len(shown) >= 20  # the changed cases' runs and the crash, with their transcripts
     assert len(seen) <= 14, seen
     write_report(night)
+
+
+def test_a_crash_under_the_strict_contract_stays_a_crash(
+        write_lines: Any, run_ingest: Any, query: Any) -> None:
+    """A run that crashed (or was skipped) under the rich+strict contract never answered: it
+    keeps its status and is named as a crash, not turned into a contract violation."""
+    strict = {"response_mode": "rich", "strictness": "strict"}
+    lines = [{"run_id": rid, "agent": "a", "test_case_id": "k", "response_contract": strict,
+              "started_at": "2026-11-20T10:00:00Z",
+              "outcome": {"status": status, "error": CRASH} if status == "error" else
+              {"status": status}, "response": {"messages": []}}
+             for rid, status in (("crashed", "error"), ("skipped", "skipped"),
+                                 ("silent", "passed"))]
+    run_ingest(write_lines(lines))
+    assert dict(query("select run_id, status from runs")) == {
+        "crashed": "error", "skipped": "skipped", "silent": "contract_violation"}
+    assert query("select run_id from v_crashed_runs") == [("crashed",)]
+    assert query("select run_id from v_contract_violations") == [("silent",)]

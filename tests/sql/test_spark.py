@@ -5,6 +5,7 @@ The Delta jars cannot be fetched here, so each lake table is registered in Spark
 current Delta file list (the files delta-rs names), in place of `delta.`<uri>``."""
 
 import datetime
+import json
 import math
 import shutil
 from collections.abc import Iterator
@@ -16,8 +17,10 @@ import duckdb
 import pytest
 from sqlglot import exp
 
+from tests.sql.conftest import SAMPLES
 from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.ingest import ingest
 from transforms.lake import Lake
 from transforms.warehouse import dialects, scripts
 
@@ -29,7 +32,35 @@ COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v
 
 
 @pytest.fixture(scope="module")
-def home(samples_home: Path) -> Path:
+def home(samples_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The samples, and spans whose clock is off: named by a run's run_id a year after it, and
+    sharing another run's trace 40 days before it (span_outside_run_window, whose detail
+    Spark must spell as DuckDB does)."""
+    con = warehouse.connect(samples_home)
+    try:
+        a_id, a_start = con.execute("SELECT run_id, started_at FROM runs WHERE started_at "
+                                    "IS NOT NULL ORDER BY run_id LIMIT 1").fetchall()[0]
+        b_trace, b_start = con.execute("SELECT trace_id, started_at FROM runs WHERE trace_id "
+                                       "IS NOT NULL ORDER BY run_id DESC LIMIT 1").fetchall()[0]
+    finally:
+        con.close()
+
+    def span(span_id: str, trace_id: str, start: datetime.datetime,
+             attrs: dict[str, str]) -> dict[str, Any]:
+        ns = int(start.timestamp()) * 10**9
+        return {"name": "step", "context": {"trace_id": trace_id, "span_id": span_id,
+                                            "trace_state": ""},
+                "kind": "SpanKind.INTERNAL", "start_time": ns, "end_time": ns + 10**6,
+                "status": {"status_code": "StatusCode.OK"}, "attributes": attrs,
+                "resource": {"attributes": {"service.name": "clock-off"}, "schema_url": ""}}
+
+    year, days_40 = datetime.timedelta(days=365), datetime.timedelta(days=40)
+    spans = [span("far-1", "t-far", a_start + year, {"run_id": a_id}),
+             span("far-2", "t-far", a_start + year, {"run_id": a_id}),
+             span("far-3", b_trace, b_start - days_40, {})]
+    landing = tmp_path_factory.mktemp("clock-off") / "clock-off.spans.jsonl"
+    landing.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    ingest([landing], samples_home, tools=SAMPLES / "tools.yaml")
     return samples_home
 
 
@@ -107,3 +138,16 @@ def test_spark_gives_duckdbs_rows(built: duckdb.DuckDBPyConnection, spark: Any,
     assert len(got) == len(expected)
     for a, b in zip(got, expected, strict=True):
         assert a == b, f"{view}: Spark {a} != DuckDB {b}"
+
+
+def test_spark_finds_spans_out_of_their_runs_reach(built: duckdb.DuckDBPyConnection,
+                                                   spark: Any) -> None:
+    """The spans planted with a wrong clock raise their findings in both engines, word for
+    word (the rows of flags are compared above; here, that there are some)."""
+    query = ("SELECT run_id, span_id, n_seen, detail FROM {}flags "
+             "WHERE code = 'span_outside_run_window' ORDER BY span_id")
+    expected = built.execute(query.format("")).fetchall()
+    assert [(r[1], r[2]) for r in expected] == [("far-1", 2), ("far-3", 1)]
+    assert "starts 365 days after its run" in expected[0][3]
+    assert "starts 40 days before the day" in expected[1][3]
+    assert [tuple(r) for r in spark.sql(query.format("runlake.")).collect()] == expected

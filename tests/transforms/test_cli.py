@@ -233,6 +233,35 @@ def test_validate_reports_what_ingest_flags_and_csv_takes_lists(
     assert 's1,"[""response_contract_violation""]"' in res.output
 
 
+def test_validate_does_not_hold_an_unfinished_run_to_its_answer(
+        write_lines: Callable[..., Path]) -> None:
+    """A run that crashed or was skipped has no answer: with final_response absent, null or
+    empty it breaks no contract (the JSON Schema's required final_response included), while a
+    failed run's empty answer, or an unfinished run's answer of the wrong type, still does."""
+    def line(run_id: str, status: str, **response: Any) -> dict[str, Any]:
+        return {"run_id": run_id, "agent": "a", "outcome": {"status": status},
+                "response": {"messages": [{"role": "user", "content": "hi"}], **response}}
+
+    fine = [line("skipped-absent", "skipped"), line("error-null", "error", final_response=None),
+            line("error-empty", "error", final_response=""),
+            line("skipped-blank", "skipped", final_response="  "),
+            {"run_id": "turn", "agent": "a", "session_id": "s", "turn_index": 0,
+             "outcome": {"status": "skipped"}, "response": {"messages": []}}]
+    res = cli("validate", str(write_lines(fine)))
+    assert res.exit_code == 0, res.output
+    assert "every line fits the contracts" in res.output
+    bad = [line("failed-empty", "failed", final_response=""),
+           line("skipped-number", "skipped", final_response=42),
+           line("passed-absent", "passed")]
+    res = cli("validate", str(write_lines(bad, name="bad.responses.jsonl")))
+    assert res.exit_code == 1
+    assert "bad.responses.jsonl:1\n  final_response_empty: final_response is empty" \
+        in res.output
+    assert ":2\n  response.final_response: Input should be a valid string" in res.output
+    assert ":3\n  response.final_response: Field required" in res.output
+    assert "3 line(s) break the contracts" in res.output
+
+
 def test_kind_and_format_choices_are_checked_by_the_cli(tmp_path: Path) -> None:
     """--kind offers exactly the kinds the readers know; a wrong --kind or --format is refused
     by the option itself (exit 2), listing the choices."""

@@ -76,6 +76,10 @@ def test_contents_and_near_misses(write_lines: Callable[..., Path], home: Path,
                               "arguments": {"q": "x"}}),
             msg("tool", {"$type": "functionResult", "callId": "zz", "result": {"n": 1}})]}],
             run_id="d-unlinked"),
+        # a run that crashed before any reply: its absent answer is info, not a contract break
+        state([{"messages": [msg("user", text("Plan the trip.")),
+                             msg("assistant", {"$type": "error", "message": "crashed"})]}],
+              run_id="d-crashed"),
         # malformed parts of the state are named
         state([42, {"messages": "nope"}, {"messages": [msg("assistant", text("fine"))]}],
               run_id="d-malformed"),
@@ -84,14 +88,16 @@ def test_contents_and_near_misses(write_lines: Callable[..., Path], home: Path,
     ]
     path = write_lines(docs, name="agents.durable.jsonl")
     report = ingest([path], home)
-    assert [(f.lines, f.accepted, f.quarantined) for f in report.files] == [(7, 6, 1)]
+    assert [(f.lines, f.accepted, f.quarantined) for f in report.files] == [(8, 7, 1)]
     runs = {r[0]: r[1:] for r in query(
         "SELECT run_id, agent, status, outcome_error, input_tokens, output_tokens, n_thinking, "
         "test_case_id FROM runs")}
     assert runs["d-errors"] == ("Planner", "error", "quota exceeded", 10, 4, 1, "trip-1")
+    assert runs["d-crashed"][1:3] == ("error", "crashed")
     assert query("SELECT text FROM thinking") == [("Think first.",)]
     flags = sorted(query("SELECT run_id, code FROM flags"))
     assert flags == [("d-badver", "schema_version_invalid"),
+                     ("d-crashed", "final_response_absent_unfinished"),
                      ("d-malformed", "envelope_malformed"),
                      ("d-nover", "schema_version_invalid"),
                      ("d-unlinked", "final_response_missing"),  # no assistant text at all
@@ -100,7 +106,7 @@ def test_contents_and_near_misses(write_lines: Callable[..., Path], home: Path,
     detail = query("SELECT detail FROM flags WHERE run_id = 'd-malformed'")[0][0]
     assert "conversationHistory[0] is a number" in detail
     assert query("SELECT error_code, line_number FROM quarantine") == [
-        ("unrecognized_record", 7)]
+        ("unrecognized_record", 8)]
 
 
 def test_gzipped_document_and_folder_kind(tmp_path: Path, home: Path,

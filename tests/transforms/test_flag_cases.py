@@ -15,9 +15,11 @@ from transforms.warehouse import connect
 CASE_DIR = Path(__file__).parent.parent / "cases"
 CASES = yaml.safe_load((CASE_DIR / "flag_cases.yaml").read_text())
 SPAN_CASES = yaml.safe_load((CASE_DIR / "span_cases.yaml").read_text())
-# Codes covered elsewhere: run-vs-span reconciliation (tests/transforms/test_spans.py) and the
-# durable state's schemaVersion (tests/transforms/test_durable.py).
-ELSEWHERE = {"tokens_mismatch", "runtime_mismatch", "schema_version_invalid"}
+# Codes covered elsewhere: run-vs-span reconciliation and spans out of their run's reach
+# (tests/transforms/test_spans.py: both need runs beside the spans) and the durable state's
+# schemaVersion (tests/transforms/test_durable.py).
+ELSEWHERE = {"tokens_mismatch", "runtime_mismatch", "span_outside_run_window",
+             "schema_version_invalid"}
 TOOLS = CASE_DIR / "tools.yaml"
 
 

@@ -668,6 +668,8 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
                             "WHERE run_id IS NOT NULL AND near_run_day IS NULL").fetchall()
         orphans = live.execute("SELECT count(*) FROM flags "
                                "WHERE code = 'span_parent_missing'").fetchall()
+        far = live.execute("SELECT count(*), count(DISTINCT run_id) FROM flags "
+                           "WHERE code = 'span_outside_run_window'").fetchall()
         # The SQL's reach is the one the weeks' margin is made for.
         reach = warehouse.NEIGHBOUR_DAYS
         assert live.execute(f"SELECT within_reach(DATE '2026-11-01' + {reach}, DATE "
@@ -684,6 +686,30 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
     assert linked[True] > 0 and linked[False] > 0
     assert linked[True] + near[0][0] >= 2 * 17 * 3 + 3
     assert orphans[0][0] >= 6
+    # The runs whose spans lie two or four days after them are found, and say so (the
+    # lake-wide findings, the same whichever way the weeks were computed).
+    assert far[0][1] >= 2 * 17
+
+
+def test_a_derived_folder_without_the_lake_wide_views_is_derived_again(
+        write_lines: Callable[..., Path], home: Path, query: Callable[..., Any]) -> None:
+    """A lake version's derived folder that an earlier runlake sealed without the lake-wide
+    views (derived.LAKE_WIDE) is not taken as current: the next publish derives it again, and
+    a moved home's rebuilt views read them."""
+    ingest([write_lines([run("r1", "2026-11-20")])], home)
+    state = lake_mod.Lake(home).state()
+    folder = home / "lake" / warehouse.DERIVED / derived.derived_dir(state).rsplit("/", 1)[-1]
+    for view in derived.LAKE_WIDE:
+        (folder / f"{view}.parquet").unlink()
+    sealed = json.loads((folder / derived.COMPLETE).read_text())
+    sealed["sizes"] = {k: v for k, v in sealed["sizes"].items()
+                       if k.removesuffix(".parquet") not in derived.LAKE_WIDE}
+    (folder / derived.COMPLETE).write_text(json.dumps(sealed))
+    assert not warehouse.is_current(home)
+    warehouse.publish(home)
+    assert warehouse.is_current(home)
+    assert all((folder / f"{view}.parquet").exists() for view in derived.LAKE_WIDE)
+    assert query("SELECT count(*) FROM flags") == [(0,)]
 
 
 def test_many_small_files_are_staged_together(tmp_path: Path) -> None:

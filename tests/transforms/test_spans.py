@@ -174,3 +174,78 @@ def test_unlinked_spans_stay_unlinked(write_lines: Callable[..., Path],
                write_lines([span("x", "t-shared"), span("y", "t-alone")], name="s.spans.jsonl"))
     assert query("SELECT span_id, run_id, linked_by FROM spans ORDER BY 1") == [
         ("x", None, None), ("y", None, None)]
+
+
+DAY_MS = 86_400_000
+
+
+def test_spans_out_of_their_runs_reach_say_so(write_lines: Callable[..., Path],
+                                              run_ingest: Callable[..., Any],
+                                              query: Callable[..., Any]) -> None:
+    """A span that names a run which exists further than a day from it counts toward no run,
+    and says so (span_outside_run_window, with the offset in days): the run's cost then falls
+    back from its spans' own prices to the price table. A span a day off still links; one
+    naming a run the lake does not hold raises nothing."""
+    meta = {"model": "gpt-4o", "total_input_tokens": 1000, "total_output_tokens": 100}
+    runs = [run("r-near", "t-near", meta), run("r-far", "t-far", meta),
+            run("r-trace", "t-trace"), run("r-day", "t-day", meta)]
+    year = 365 * DAY_MS
+    spans = [
+        # priced LLM calls on the run's day: its cost is theirs (price_source 'source')
+        span("n1", "t-near", attrs={"run_id": "r-near"}, log_request=llm("gpt-4o", 1000, 100)),
+        # the same a year (365 days) later: out of reach
+        span("f1", "t-far", attrs={"run_id": "r-far"}, start_ms=year, end_ms=year + 1000,
+             log_request=llm("gpt-4o", 900, 90)),
+        span("f2", "t-far", attrs={"run_id": "r-far"}, start_ms=year + 5, end_ms=year + 900,
+             log_request=llm("gpt-4o", 100, 10)),
+        # no run_id attribute: the run sharing its trace, 40 days before it
+        span("t1", "t-trace", start_ms=40 * DAY_MS, end_ms=40 * DAY_MS + 10),
+        # a day after its run: still within reach, linked
+        span("d1", "t-day", attrs={"run_id": "r-day"}, start_ms=DAY_MS, end_ms=DAY_MS + 10),
+        # names a run the lake does not hold: nothing to say
+        span("g1", "t-ghost", attrs={"run_id": "r-ghost"}, start_ms=year, end_ms=year + 10)]
+    run_ingest(write_lines(runs, name="r.responses.jsonl"),
+               write_lines(spans, name="s.spans.jsonl"))
+    rows = query("SELECT run_id, day::VARCHAR, span_id, severity, category, source, n_seen, "
+                 "detail FROM flags WHERE code = 'span_outside_run_window' ORDER BY 1")
+    tail = ": further than a day from its run, a span counts toward no run"
+    assert rows == [
+        ("r-far", "2026-11-21", "f1", "warning", "integrity", "derived", 2,
+         "span f1 starts 365 days after its run r-far's day 2025-11-21; so does the other "
+         "span of trace t-far that day" + tail),
+        ("r-trace", "2025-12-31", "t1", "warning", "integrity", "derived", 1,
+         "span t1 of trace t-trace starts 40 days after the day 2025-11-21 of run r-trace, "
+         "the trace's run" + tail)]
+    # The far run's cost is its tokens at the price table's gpt-4o rates ($2.50 / $10.00 per
+    # million): (1000 * 2.50 + 100 * 10.00) / 1e6 = 0.0035; the near run's is its call's
+    # own price (0.01). A finding out of reach counts toward no run (n_flags 0).
+    assert query("SELECT run_id, round(cost_usd, 6), price_source, n_llm_calls, n_flags "
+                 "FROM v_runs ORDER BY 1") == [
+        ("r-day", 0.0035, "table", 0, 0), ("r-far", 0.0035, "table", 0, 0),
+        ("r-near", 0.01, "source", 1, 0), ("r-trace", None, None, 0, 0)]
+    assert query("SELECT span_id, run_id FROM spans WHERE span_id IN ('d1', 'f1', 't1') "
+                 "ORDER BY 1") == [("d1", "r-day"), ("f1", "r-far"), ("t1", None)]
+    # In the summary the finding counts under its run's day, agent and model.
+    assert query("SELECT day::VARCHAR, agent, model, n_findings, n_runs_affected, n_seen "
+                 "FROM v_flag_summary WHERE code = 'span_outside_run_window' ORDER BY 3") == [
+        ("2025-11-21", "support-bot", "gpt-4o", 1, 1, 2),
+        ("2025-11-21", "support-bot", "unknown", 1, 1, 1)]
+
+
+def test_a_far_run_is_found_whichever_file_comes_first(
+        write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
+        query: Callable[..., Any]) -> None:
+    """The run a span looks for may arrive in a later ingest, a year from the span's week,
+    which is not computed again: the finding appears then, and goes when the run's line is
+    replaced by one that brings it within reach."""
+    year = 365 * DAY_MS
+    far = [span("s1", "t-x", attrs={"run_id": "r-x"}, start_ms=year, end_ms=year + 10)]
+    run_ingest(write_lines(far, name="s.spans.jsonl"))
+    found = "SELECT run_id, span_id FROM flags WHERE code = 'span_outside_run_window'"
+    assert query(found) == []
+    run_ingest(write_lines([run("r-x", "t-x")], name="r.responses.jsonl", folder="day1"))
+    assert query(found) == [("r-x", "s1")]
+    moved = {**run("r-x", "t-x"), "started_at": "2026-11-21T00:00:00Z"}
+    run_ingest(write_lines([moved], name="r2.responses.jsonl", folder="day2"))
+    assert query(found) == []
+    assert query("SELECT span_id, run_id FROM spans") == [("s1", "r-x")]

@@ -43,9 +43,16 @@ class FlagSpec:
 _SPECS: tuple[FlagSpec, ...] = (
     FlagSpec("final_response_missing", "error", "contract", "run",
              "No final_response (for a multi-turn turn: neither message nor final_response), "
-             "or it is not a string.", RESPONSE_SCHEMA),
+             "or it is not a string. When the run's outcome is error or skipped, an absent one "
+             "is final_response_absent_unfinished instead.", RESPONSE_SCHEMA),
     FlagSpec("final_response_empty", "error", "contract", "run",
-             "final_response is empty or only whitespace.", RESPONSE_CONTRACT),
+             "final_response is empty or only whitespace (when the run's outcome is error or "
+             "skipped: final_response_absent_unfinished instead).", RESPONSE_CONTRACT),
+    FlagSpec("final_response_absent_unfinished", "info", "contract", "run",
+             "No final_response, or an empty or whitespace one (for a multi-turn turn: no "
+             "message), on a run whose outcome status is error or skipped: a run that crashed "
+             "or did not run has no answer to give, so this is not final_response_missing or "
+             "final_response_empty and breaks no contract.", RESPONSE_CONTRACT),
     FlagSpec("final_response_truncated", "warning", "truncation", "run",
              "final_response is over 50,000 characters; the platform truncates it, runlake keeps "
              "the first 50,000 in runs.final_response and the original length in "
@@ -104,6 +111,12 @@ _SPECS: tuple[FlagSpec, ...] = (
              "A span's end_time is before its start_time.", SPANS_BULK),
     FlagSpec("span_parent_missing", "warning", "integrity", "span",
              "parent_id names no span of the same trace.", SPAN_LINKS),
+    FlagSpec("span_outside_run_window", "warning", "integrity", "span",
+             "Spans name a run (by their run_id attribute, else by sharing its trace) that "
+             "exists but whose day is further than a day from theirs (a wrong clock, say): they "
+             "count toward no run, whose tokens, runtime and cost then come from its line or "
+             "the price table. One finding per trace, run and day of such spans, on the "
+             "earliest; the detail gives the offset in days.", SPAN_LINKS),
     FlagSpec("llm_partial_response", "warning", "truncation", "llm_call",
              "The provider returned a partial response (error_type PROVIDER_PARTIAL_RESPONSE).",
              SPANS_BULK),

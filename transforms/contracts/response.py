@@ -13,6 +13,11 @@ from pydantic import (
     NonNegativeInt,
 )
 
+UNFINISHED = frozenset({"error", "skipped"})
+"""Outcome statuses of a run that crashed or did not run: it has no answer to give, so an
+absent or empty final_response (or turn message) breaks no contract
+(`final_response_absent_unfinished`, info)."""
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -65,7 +70,8 @@ class AgentResponse(_Open):
     """Body returned by an agent for one run (agent response v1)."""
 
     final_response: str = Field(description="The terminal user-visible answer; over 50,000 "
-                                "characters it is truncated with a warning.")
+                                "characters it is truncated with a warning. A run whose "
+                                "outcome status is error or skipped may leave it out.")
     messages: list[Message] | None = None
     metadata: Metadata | None = None
 
@@ -130,6 +136,8 @@ def explain(record: dict[str, Any]) -> list[str]:
         k: v for k, v in record.items() if k in RunEnvelope.model_fields or k in (
             "agent_id", "agent_name", "case_id", "scenario_id")}
     turn = (isinstance(resp, dict) and "message" in resp) or record.get("session_id") is not None
+    outcome = record.get("outcome")
+    unfinished = isinstance(outcome, dict) and outcome.get("status") in UNFINISHED
     problems: list[str] = []
     checks: list[tuple[type[BaseModel], Any, str]] = [(RunEnvelope, env, "")]
     checks.append((TurnResponse if turn else AgentResponse, resp,
@@ -139,5 +147,13 @@ def explain(record: dict[str, Any]) -> list[str]:
             model.model_validate(value)
         except ValidationError as e:
             problems += [f"{prefix}{'.'.join(map(str, x['loc']))}: {x['msg']}"
-                         for x in e.errors()]
+                         for x in e.errors()
+                         if not (unfinished and model is AgentResponse
+                                 and _absent_answer(x))]
     return problems
+
+
+def _absent_answer(error: Any) -> bool:
+    """A validation error that only says final_response is absent or null."""
+    return tuple(error["loc"]) == ("final_response",) and (
+        error["type"] == "missing" or error.get("input", "") is None)

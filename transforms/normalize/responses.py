@@ -14,6 +14,7 @@ from typing import Any
 
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.registry import Registry
+from transforms.contracts.response import UNFINISHED
 from transforms.normalize.columns import INT64_MAX, MAX_RUNTIME_MS, ColumnBuffers
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
 from transforms.read import jsontext
@@ -231,16 +232,15 @@ class ResponseNormalizer:
         truncated = False
         if fr is _MISSING or fr is None:
             what = "neither message nor final_response" if is_turn else "no final_response"
-            pending.append(("final_response_missing", what, None, None))
+            self._absent("final_response_missing", what, status, pending)
         elif not isinstance(fr, str):
             pending.append(("final_response_missing",
                             f"{fr_key} is {describe(fr)}, not a string", None, None))
         else:
             fr_chars = len(fr)
             if not fr or fr.isspace():
-                pending.append(("final_response_empty",
-                                f"{fr_key} is empty" if not fr else
-                                f"{fr_key} is {fr_chars} whitespace characters", None, None))
+                self._absent("final_response_empty", f"{fr_key} is empty" if not fr else
+                             f"{fr_key} is {fr_chars} whitespace characters", status, pending)
             if fr_chars > FINAL_RESPONSE_LIMIT:
                 truncated = True
                 pending.append(("final_response_truncated",
@@ -255,6 +255,9 @@ class ResponseNormalizer:
             resp.get("messages"), rid, day, line, pending)
 
         status_final = status or "ungraded"
+        # A run that crashed or was skipped never answered: its missing reply is a consequence,
+        # not a breach of the contract, and it keeps its status (so the crash is counted).
+        strict = strict and status not in UNFINISHED
         if strict and not has_assistant_text:
             pending.append(("response_contract_violation",
                             f"rich+strict contract and no assistant message with non-empty "
@@ -296,6 +299,16 @@ class ResponseNormalizer:
             "metadata" if in_tok is not None or out_tok is not None else "none",
             shape, self.source_file, line))
         return None
+
+    @staticmethod
+    def _absent(code: str, what: str, status: str | None, pending: Pending) -> None:
+        """No answer, or an empty one: a contract finding (`code`), unless the run crashed or
+        was skipped, which leaves nothing to answer (final_response_absent_unfinished)."""
+        if status in UNFINISHED:
+            pending.append(("final_response_absent_unfinished",
+                            f"{what}; the run's outcome is {status}", None, None))
+        else:
+            pending.append((code, what, None, None))
 
     @staticmethod
     def _outcome(env: dict[str, Any], bad: list[str]

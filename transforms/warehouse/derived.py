@@ -24,7 +24,7 @@ from transforms.lake.staging import (
     run_sql,
 )
 from transforms.lake.store import Store
-from transforms.warehouse.sqlfiles import sql_files
+from transforms.warehouse.sqlfiles import reads, sql_files
 
 DERIVED = "_derived"
 """lake/_derived/<state>/<int_view>.parquet: the intermediate views of one lake version."""
@@ -44,6 +44,14 @@ MARGIN_DAYS = 2 * NEIGHBOUR_DAYS
 """The days either side of a week its derived rows are computed from: a run's row reads its
 spans within a day of it, and whether a span is the run's reads the runs within a day of the
 span. So a week's rows are the same whatever wider window they are computed in."""
+
+
+LAKE_WIDE = ("int_span_far_flags",)
+"""Intermediate views a week cannot compute alone: whether the run a span looks for exists
+anywhere in the lake, however far from the span. Computed once per lake version over the whole
+lake, from the views they read as the weeks stored them (a few rows: one per trace, run looked
+for and day of spans that meet no run within a day) and the runs' ids, traces and days (one
+narrow scan), and stored in the version's folder; the weeks neither compute nor store them."""
 
 
 GROUP_WEEKS = 8
@@ -217,6 +225,7 @@ def derive(home: Path | str, snapshot: dict[str, int] | None = None,
                     week_con.close()
             finally:
                 clear_staging(scratch)
+        _derive_lake_wide(con, store, keys, lines, tmp)
         (tmp / WEEKS_FILE).write_text(json.dumps(keys))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -268,7 +277,7 @@ def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path | str, snapshot: di
             con.execute(f"CREATE OR REPLACE VIEW staging.stg_{t} AS "
                         f"SELECT * FROM staging.stg_{t}__window")
         for f in sql_files():
-            if f.parent.name != "intermediate":
+            if f.parent.name != "intermediate" or f.stem in LAKE_WIDE:
                 continue
             run_sql(con, f)
             # Later views read this one whole (the margin days included).
@@ -290,6 +299,46 @@ def _derive_weeks(con: duckdb.DuckDBPyConnection, home: Path | str, snapshot: di
         _seal(tmps[w.week], w.week)
         # Not when another publisher stored the same week first.
         store.publish_folder(tmps[w.week], DERIVED, WEEKS, targets[w.week], last=COMPLETE)
+
+
+def _derive_lake_wide(con: duckdb.DuckDBPyConnection, store: Store, weeks: list[str],
+                      superseded: Path, folder: Path) -> None:
+    """Compute the LAKE_WIDE views over the whole lake (`con`: staging views of every day)
+    into `folder`, each from the intermediate views it reads as the weeks stored them."""
+    con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
+                f"read_parquet({sql_str(str(superseded))}, hive_partitioning = false)")
+    files = sql_files()
+    wide = [f for f in files if f.parent.name == "intermediate" and f.stem in LAKE_WIDE]
+    read = reads(wide)
+    macros = {f.stem: f for f in files if f.parent.name == "macros"}
+    calls = {m for m in read if m in macros}
+    while more := reads([macros[m] for m in calls]) & macros.keys() - calls:
+        calls |= more  # the macros those macros call
+    for f in files:
+        if not weeks:  # no week stored (no day in the lake): everything computed here
+            if f.parent.name == "macros" or (f.parent.name == "intermediate"
+                                              and f.stem not in LAKE_WIDE):
+                run_sql(con, f)
+        elif f.parent.name == "macros" and f.stem in calls:
+            run_sql(con, f)
+        elif f.parent.name == "intermediate" and f.stem in read and f.stem not in LAKE_WIDE:
+            con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                        f"{derived_sql(con, weeks, store, f.stem)}")
+    for f in wide:
+        run_sql(con, f)
+        con.execute(f"COPY (SELECT * FROM intermediate.{f.stem}) TO "
+                    f"{sql_str(str(folder / (f.stem + '.parquet')))} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+
+
+def lake_wide_sql(store: Store, derived: str, view: str) -> str | None:
+    """The SQL reading a LAKE_WIDE view as a lake version's folder (`derived`, relative to
+    the lake) stores it; None when the folder does not hold it."""
+    parts = (*derived.split("/"), f"{view}.parquet")
+    if view not in LAKE_WIDE or not store.exists(*parts):
+        return None
+    url = store.url(*parts) if store.remote else str(store.path(*parts).resolve())
+    return f"SELECT * FROM read_parquet({sql_str(url)}, hive_partitioning = false)"
 
 
 def derived_sql(con: duckdb.DuckDBPyConnection, weeks: list[str], store: Store,
@@ -323,22 +372,25 @@ def _seal(folder: Path, what: str) -> None:
     (folder / COMPLETE).write_text(json.dumps({"of": what, "sizes": sizes}))
 
 
-def _intact(store: Store, *folder: str) -> bool:
+def _intact(store: Store, *folder: str, holding: tuple[str, ...] = ()) -> bool:
     """A finished derived folder (under lake/_derived/) whose files are all there at the
-    sizes they were written."""
+    sizes they were written, among them the files named `holding`."""
     try:
         sealed = json.loads(store.read_text(DERIVED, *folder, COMPLETE))
         sizes = store.sizes(DERIVED, *folder)
-        return all(sizes.get(name) == size for name, size in sealed["sizes"].items())
+        return all(sizes.get(name) == size for name, size in sealed["sizes"].items()) \
+            and all(name in sealed["sizes"] for name in holding)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
 
 def derived_intact(store: Store, state: str) -> bool:
-    """The derived folder of a lake version and every week it lists are whole."""
+    """The derived folder of a lake version and every week it lists are whole, and it holds
+    the LAKE_WIDE views (a folder an earlier runlake derived may not)."""
     name = derived_dir(state).rsplit("/", 1)[-1]
     try:
         weeks = [str(k) for k in json.loads(store.read_text(DERIVED, name, WEEKS_FILE))]
     except (OSError, ValueError, TypeError):
         return False
-    return _intact(store, name) and all(_intact(store, WEEKS, k) for k in weeks)
+    return _intact(store, name, holding=tuple(f"{v}.parquet" for v in LAKE_WIDE)) \
+        and all(_intact(store, WEEKS, k) for k in weeks)

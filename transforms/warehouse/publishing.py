@@ -21,11 +21,13 @@ from transforms.lake.store import locate
 from transforms.warehouse import FILE_NAME, _built_stamp, path
 from transforms.warehouse.derived import (
     DERIVED,
+    LAKE_WIDE,
     WEEKS,
     WEEKS_FILE,
     derive,
     derived_intact,
     derived_sql,
+    lake_wide_sql,
 )
 from transforms.warehouse.sqlfiles import sql_files
 
@@ -79,8 +81,10 @@ def build(home: Path | str, snapshot: dict[str, int] | None = None,
                 with contextlib.suppress(FileNotFoundError):
                     weeks = json.loads(lake.store.read_text(*derived.split("/"), WEEKS_FILE))
             for f in sql_files():
-                stored = derived_sql(con, weeks, lake.store, f.stem) \
-                    if f.parent.name == "intermediate" else None
+                stored = None
+                if f.parent.name == "intermediate" and derived is not None:
+                    stored = lake_wide_sql(lake.store, derived, f.stem) \
+                        if f.stem in LAKE_WIDE else derived_sql(con, weeks, lake.store, f.stem)
                 if stored is not None:
                     con.execute(f"CREATE VIEW intermediate.{f.stem} AS {stored}")
                 else:

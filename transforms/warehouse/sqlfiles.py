@@ -90,6 +90,12 @@ def _cached_references(files: list[Path]) -> dict[Path, tuple[str, set[str]]]:
     return found
 
 
+def reads(files: list[Path]) -> set[str]:
+    """The names the SQL files read or call, together (parsed once per text, as for the build
+    order: see _cached_references)."""
+    return set().union(*(refs for _, refs in _cached_references(files).values()))
+
+
 def references(f: Path) -> tuple[str, set[str]]:
     """The object a SQL file creates, and the names of the tables, views and macros it reads
     or calls (without schema; its own CTE names left out)."""
