@@ -11,7 +11,8 @@ with spans as (
 ),
 
 span_runs as (
-    select span_id, linked_by, near_run_day from intermediate.int_span_runs
+    select source_file, source_line, span_id, linked_by, near_run_day
+    from intermediate.int_span_runs
 ),
 
 missed as (
@@ -22,7 +23,11 @@ missed as (
             looking_for order by spans.start_time asc nulls last, spans.span_id asc
         ) as position
     from spans
-    inner join span_runs on spans.span_id = span_runs.span_id
+    inner join span_runs
+        on
+            spans.source_file = span_runs.source_file
+            and spans.source_line = span_runs.source_line
+            and spans.span_id = span_runs.span_id
     where span_runs.near_run_day is null
       and (span_runs.linked_by = 'attribute' or span_runs.linked_by is null)
     window looking_for as (partition by spans.trace_id, spans.run_id, spans.day)
