@@ -52,9 +52,11 @@ from devtools.synth import (  # noqa: E402
     TOOLS_TRAVEL,
     AgentProfile,
     make_run,
+    make_spans,
+    to_otlp,
 )
 
-VERSION = 1
+VERSION = 2
 """Part of the cache key: bump it when the generator's output changes."""
 
 FIRST = date(2026, 11, 13)
@@ -121,11 +123,17 @@ def pass_probability(agent: str, model: str, case: int, easy_share: float) -> fl
     return 0.985 if u < 0.08 + 0.92 * easy_share else 0.05
 
 
-def landing(runs_per_night: int, pairs: int, days: int, seed: int = 26) -> tuple[Path, bool]:
-    """The landing folder (one responses file per day and agent), and whether it was written
-    now. Written once; a folder without its `.done` mark (an interrupted generation) is
-    written again."""
-    folder = OUT / f"report-{runs_per_night}r-{pairs}p-{days}d-v{VERSION}" / "landing"
+OTLP_AGENT = "research-agent"
+"""The agent whose tracing writes OTLP/JSON, as in the samples; the others write span JSONL."""
+
+
+def landing(runs_per_night: int, pairs: int, days: int, spans: bool = True,
+            seed: int = 26) -> tuple[Path, bool]:
+    """The landing folder (a responses file per day and agent, and with `spans` the runs'
+    spans beside it, as the samples have them), and whether it was written now. Written once;
+    a folder without its `.done` mark (an interrupted generation) is written again."""
+    folder = OUT / (f"report-{runs_per_night}r-{pairs}p-{days}d{'' if spans else '-nospans'}"
+                    f"-v{VERSION}") / "landing"
     if (folder / ".done").exists():
         return folder, False
     import orjson
@@ -146,7 +154,8 @@ def landing(runs_per_night: int, pairs: int, days: int, seed: int = 26) -> tuple
         for a, (name, tools, nested, strict, thinking, parts, long_answers, easy) in \
                 enumerate(agents):
             rng = random.Random(f"{seed}|{day}|{name}")
-            lines = []
+            srng = random.Random(f"{seed}|{day}|{name}|spans")
+            lines, span_lines = [], []
             for m, (model, delta) in enumerate(models):
                 profile = AgentProfile(name, (model,), tools, nested_calls=nested,
                                        strict=strict, thinking=thinking, parts=parts,
@@ -161,7 +170,20 @@ def landing(runs_per_night: int, pairs: int, days: int, seed: int = 26) -> tuple
                     if day == last and (a, m) == dropped and p > 0.9:
                         p = 0.5
                     e = rng.random()
-                    if day == last and (a, m) == crashed and e < 0.35:
+                    crash = day == last and (a, m) == crashed and e < 0.35
+                    if spans:
+                        trace = make_spans(srng, run)
+                        if crash:  # the agent died after its first LLM call
+                            trace = trace[:2]
+                            trace[0]["status"] = {"status_code": "StatusCode.ERROR",
+                                                  "description": "exit code 137"}
+                        if name == OTLP_AGENT:
+                            span_lines.append(orjson.dumps(to_otlp(trace)))
+                        elif srng.random() < 0.5:  # one bulk line per run, or a line a span
+                            span_lines.append(orjson.dumps({"spans": trace}))
+                        else:
+                            span_lines += [orjson.dumps(s) for s in trace]
+                    if crash:
                         resp = run["response"]
                         resp["messages"] = resp["messages"][:2]
                         resp.pop("final_response", None)
@@ -181,8 +203,12 @@ def landing(runs_per_night: int, pairs: int, days: int, seed: int = 26) -> tuple
                     lines.append(orjson.dumps(run))
             (folder / day.isoformat() / f"{name}.responses.jsonl").write_bytes(
                 b"\n".join(lines) + b"\n")
+            if span_lines:
+                kind = "otlp" if name == OTLP_AGENT else "spans"
+                (folder / day.isoformat() / f"{name}.{kind}.jsonl").write_bytes(
+                    b"\n".join(span_lines) + b"\n")
     (folder / ".done").write_text(json.dumps({
-        "runs_per_night": runs_per_night, "pairs": pairs, "days": days,
+        "runs_per_night": runs_per_night, "pairs": pairs, "days": days, "spans": spans,
         "agents": [a[0] for a in agents], "models": [m[0] for m in models],
         "dropped": [agents[dropped[0]][0], models[dropped[1]][0]],
         "crashed": [agents[crashed[0]][0], models[crashed[1]][0]],
@@ -372,6 +398,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=56, help="agent x model pairs")
     ap.add_argument("--days", type=int, default=8, help="the latest night and the days before")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-spans", action="store_true",
+                    help="response JSONL only, without the runs' spans")
     ap.add_argument("--profile-child", metavar="HOME", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.profile_child:
@@ -382,18 +410,22 @@ def main() -> None:
                  "at least 1")
     shape(args.pairs)
     t = time.perf_counter()
-    folder, generated = landing(args.runs_per_night, args.pairs, args.days)
+    folder, generated = landing(args.runs_per_night, args.pairs, args.days,
+                                spans=not args.no_spans)
     gen_s = time.perf_counter() - t
     meta = json.loads((folder / ".done").read_text())
-    files = sorted(folder.rglob("*.jsonl"))
-    lines = {f: f.read_bytes().count(b"\n") for f in files}
+    responses = sorted(folder.rglob("*.responses.jsonl"))
+    lines = {f: f.read_bytes().count(b"\n") for f in responses}
     n_runs = sum(lines.values())
-    n_last = sum(n for f, n in lines.items() if f.parent.name == files[-1].parent.name)
-    size = sum(f.stat().st_size for f in files) / 2**20
+    n_last = sum(n for f, n in lines.items() if f.parent.name == responses[-1].parent.name)
+    size = sum(f.stat().st_size for f in responses) / 2**20
+    traces = sum(f.stat().st_size for f in folder.rglob("*.jsonl")) / 2**20 - size
     print(f"landing: {folder.relative_to(ROOT)}: {n_runs:,} runs over {args.days} days, "
           f"{n_last:,} on the last night; {len(meta['agents'])} agents x "
           f"{len(meta['models'])} models; {size:,.0f} MB of response JSONL"
-          f" ({f'generated in {gen_s:.1f} s' if generated else 'cached'})")
+          + (f" and {traces:,.0f} MB of their spans (span JSONL, OTLP for {OTLP_AGENT})"
+             if traces else "")
+          + f" ({f'generated in {gen_s:.1f} s' if generated else 'cached'})")
     print(f"  planted on the last night: pass rate drop {' / '.join(meta['dropped'])}, "
           f"crashes {' / '.join(meta['crashed'])}, 2 test cases not run "
           f"{' / '.join(meta['unrun'])}")
