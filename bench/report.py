@@ -1,13 +1,16 @@
 """The nightly report at scale: `runlake report` over a week and a night of many agents and models.
 
     python bench/report.py [--runs-per-night 7470] [--pairs 56] [--days 8] [--repeat 3]
+                           [--no-spans]
 
-Generates once, under bench/out/report-<N>r-<P>p-<D>d-v1/landing/ (reused when present), a
-landing folder of D nightly days of response JSONL (one file per day and agent): P agent x
-model pairs (8 agents x 7 models by default), about N runs a night. Each pair runs the same
-test cases every night, every fourth case three times (a harness doing repeated trials); a
-case is easy, hard or flaky for its pair, so its outcome is mostly the same night after night,
-with ~1% errors and ~1% skipped runs. On the last night one pair's pass rate drops (its easy
+Generates once, under bench/out/report-<N>r-<P>p-<D>d-v<VERSION>/landing/ (reused when
+present), a landing folder of D nightly days of response JSONL (one file per day and agent)
+and, as the samples have them, the runs' spans beside them (span JSONL, OTLP/JSON for
+research-agent; --no-spans leaves them out): P agent x model pairs (8 agents x 7 models by
+default), about N runs a night. Each pair runs the same test cases every night, every
+fourth case three times (a harness doing repeated trials); a case is easy, hard or flaky for
+its pair, so its outcome is mostly the same night after night, with ~1% errors and ~1%
+skipped runs. On the last night one pair's pass rate drops (its easy
 cases pass half the time), another pair crashes on ~35% of its runs (the transcript stops
 after the user's message, no final response), and a third pair does not run two of its test
 cases. Transcripts, tool calls, tokens and metadata come from devtools/synth.py, as the samples
