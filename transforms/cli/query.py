@@ -53,25 +53,28 @@ def sql_cmd(
     store = locate(h).lake()
     # The lake folder, or for an s3:// home its prefix of the bucket (no local file at all).
     lake: Path | str = store.url() if store.remote else store.path()
-    if as_of is None:
-        con = warehouse.connect(h)
-    else:
-        con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
-    try:
-        # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
-        db.sandbox(con, [lake])
-        check_read_only(con, query)
-        rel = con.sql(query)
-        if rel is None:
-            _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
-        if fmt == "table":
-            columns, rows = rel.columns, rel.fetchall()
+    with db.private_temp() as temp:
+        if as_of is None:
+            con = warehouse.connect(h, temp)
         else:
-            frame = rel.pl()
-    except duckdb.Error as e:
-        _fail(f"query failed: {_one_line(str(e))}")
-    finally:
-        con.close()
+            con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of, temp)
+        try:
+            # DuckDB's sandbox: the query reads the lake's files and nothing else, writes
+            # nothing.
+            db.sandbox(con, [lake], temp)
+            check_read_only(con, query)
+            rel = con.sql(query)
+            if rel is None:
+                _fail("the statement returned no rows (the warehouse is read-only: use SELECT)",
+                      2)
+            if fmt == "table":
+                columns, rows = rel.columns, rel.fetchall()
+            else:
+                frame = rel.pl()
+        except duckdb.Error as e:
+            _fail(f"query failed: {_one_line(str(e))}")
+        finally:
+            con.close()
     if fmt == "table":
         t = Table(show_edge=False)
         for name in columns:
