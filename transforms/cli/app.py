@@ -20,8 +20,17 @@ if TYPE_CHECKING:
 # Every command imports what it needs when it runs (duckdb, polars, the lake, pydantic's
 # settings), so that `runlake --help` and a query start quickly.
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+
+
+def console(**options: Any) -> Console:
+    """A console that prints text as it is: what runlake prints is data (trace text, file and
+    column names, values), never Rich markup (`[/INST]` in a transcript is no closing tag),
+    emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly."""
+    return Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
+
+
+out = console()
+err = console(stderr=True)
 
 def error_line(e: BaseException) -> tuple[str, int] | None:
     """The one line and exit status a command's error is told with (None: not one of runlake's

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from transforms.cli.app import (
     HomeOpt,
@@ -21,6 +21,7 @@ from transforms.cli.app import (
     _one_line,
     _printable,
     app,
+    console,
     err,
     out,
 )
@@ -77,14 +78,15 @@ def sql_cmd(
             con.close()
     if fmt == "table":
         t = Table(show_edge=False)
+        # Names and values as Text: printed as they are, never read as markup or emoji codes.
         for name in columns:
-            t.add_column(name, overflow="fold", max_width=60)
+            t.add_column(Text(_printable(name)), overflow="fold", max_width=60)
         for row in rows[:limit]:
-            t.add_row(*(_cell(v) for v in row))
+            t.add_row(*(Text(_cell(v)) for v in row))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
-        shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
+        shown = out if out.is_terminal else console(width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
-        shown.print(t, highlight=False, markup=False)
+        shown.print(t)
         if len(rows) > limit:
             out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
         out.print(f"{len(rows):,} rows")
@@ -172,5 +174,5 @@ def views_cmd(
         t.add_column(c, overflow="fold")
     for name, cols in rows:
         grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
-        t.add_row(name, grain, cols)
-    out.print(t, highlight=False, markup=False)
+        t.add_row(Text(name), Text(grain), Text(cols))
+    out.print(t)
