@@ -66,6 +66,9 @@ class _OneLineErrors(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line (typer would exit 130 saying nothing)
+            err.print("interrupted")
+            raise typer.Exit(130) from None
         except Exception as e:  # noqa: BLE001 - runlake's, OS and DuckDB errors; others re-raised
             told = error_line(e)
             if told is None:

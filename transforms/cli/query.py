@@ -4,14 +4,19 @@ import json
 import math
 import re
 import sys
+import threading
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import duckdb
 
 from transforms.cli.app import (
     HomeOpt,
@@ -69,9 +74,9 @@ def sql_cmd(
                 _fail("the statement returned no rows (the warehouse is read-only: use SELECT)",
                       2)
             if fmt == "table":
-                columns, rows = rel.columns, rel.fetchall()
+                columns, rows = rel.columns, _interruptible(con, rel.fetchall)
             else:
-                frame = rel.pl()
+                frame = _interruptible(con, rel.pl)
         except duckdb.Error as e:
             _fail(f"query failed: {_one_line(str(e))}")
         finally:
@@ -115,6 +120,42 @@ def sql_cmd(
         err.print(f"wrote {frame.height:,} rows to {output}")
 
 
+
+
+T = TypeVar("T")
+
+
+def _interruptible(con: "duckdb.DuckDBPyConnection", work: Callable[[], T]) -> T:
+    """`work` (running a query on `con`) in a thread of its own: DuckDB checks for no signal
+    while it runs, so on Ctrl-C this thread interrupts the query on the connection, waits for
+    it to stop and raises KeyboardInterrupt."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+    finished = threading.Event()  # not Thread.join: a Ctrl-C inside it can leave it unsure
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="runlake-query", daemon=True).start()
+    try:
+        while not finished.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        while not finished.is_set():  # the connection is closed once the query has stopped
+            try:
+                con.interrupt()
+                finished.wait(0.05)
+            except KeyboardInterrupt:
+                continue
+        raise
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 class Dialect(StrEnum):
