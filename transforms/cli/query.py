@@ -165,9 +165,16 @@ class Dialect(StrEnum):
 
 def _cell(value: object) -> str:
     """A value as the table shows it: floats to 4 significant digits below 1 and 2 decimals
-    above (the full value is in --format csv or json), NULL for a null."""
+    above (the full value is in --format csv or json), NULL for a null; a list as [a, b] and a
+    struct as {'k': v}, each value inside shown the same way (a date as 2026-11-14, not
+    datetime.date(2026, 11, 14))."""
     if value is None:
         return "NULL"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_cell(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_cell(repr(str(k)))}: {_cell(v)}" for k, v in value.items()) \
+            + "}"
     if isinstance(value, float) and math.isfinite(value):
         if value == 0 or abs(value) >= 1:
             return f"{value:.2f}".rstrip("0").rstrip(".")
