@@ -1,11 +1,14 @@
 """`runlake sql` and `runlake views`: questions over the warehouse, read-only."""
 
+import errno
+import io
 import json
 import math
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
 from transforms.cli.app import (
     HomeOpt,
     OutputFormat,
+    _disk_full,
     _fail,
     _home,
     _one_line,
@@ -91,14 +95,15 @@ def sql_cmd(
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
         shown = out if out.is_terminal else console(width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
-        shown.print(t)
-        if len(rows) > limit:
-            out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
-        out.print(f"{len(rows):,} rows")
+        with _written_to(None):
+            shown.print(t)
+            if len(rows) > limit:
+                out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
+            out.print(f"{len(rows):,} rows")
+            out.file.flush()
         return
     import polars as pl
 
-    target = output if output is not None else sys.stdout
     if fmt in ("csv", "json"):
         # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.
         frame = frame.with_columns(pl.col(c).bin.encode("hex") for c, t in frame.schema.items()
@@ -110,16 +115,38 @@ def sql_cmd(
                                                         else v, default=str),
                                    return_dtype=pl.String, skip_nulls=True)
             for c, t in frame.schema.items() if t.is_nested())
-    if fmt == "csv":
-        frame.write_csv(target)
-    elif fmt == "json":
-        frame.write_json(target)
-    else:
-        frame.write_parquet(target)
+    # Written here, whole, by Python: polars' own writers say nothing, or something else each
+    # time, when the disk is full.
+    with _written_to(output):
+        if fmt == "parquet":
+            data = io.BytesIO()
+            frame.write_parquet(data)
+            assert output is not None  # checked above: parquet needs --output
+            output.write_bytes(data.getvalue())
+        else:
+            text = frame.write_csv() if fmt == "csv" else frame.write_json()
+            if output is None:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                output.write_text(text, encoding="utf-8")
     if output is not None:
         err.print(f"wrote {frame.height:,} rows to {output}")
 
 
+
+
+@contextmanager
+def _written_to(output: Path | None) -> Iterator[None]:
+    """A full disk met while writing the result (`output`, or the standard output) as an
+    OSError naming it."""
+    try:
+        yield
+    except Exception as e:
+        if _disk_full(e) is None:
+            raise
+        raise OSError(errno.ENOSPC, "No space left on device",
+                      str(output) if output is not None else "the standard output") from e
 
 
 T = TypeVar("T")
