@@ -139,6 +139,10 @@ def test_trace_text_reaches_the_webhook_escaped(hostile_home: Path,
     ("@here @channel @everyone @all @U123", "\uff20here \uff20channel \uff20everyone \uff20all "
                                             "\uff20U123"),
     ("mail@example.com", "mail@example.com"),  # not a mention: kept
+    # A Markdown link (Mattermost, Teams, Discord) is no link once `](` is apart.
+    ("[Click to re-auth](https://evil.example/login)",
+     "[Click to re-auth] (https://evil.example/login)"),
+    ("list[int] (x)", "list[int] (x)"),
     ("\x1b[31mred\x1b[0m", "[31mred[0m"),
     ("a\u202eb\u2066c\u2069d\u200fe\u061cf", "abcdef"),
     ("zero\u200bwidth\ufeff", "zerowidth"),

@@ -254,11 +254,13 @@ def chat_safe(text: str) -> str:
     """Trace text as a chat tool shows it as plain text, never as markup: line breaks and tabs
     as spaces; control, bidi, zero-width and private characters removed; `&`, `<` and `>` as
     Slack's `&amp;`, `&lt;` and `&gt;` (so `<!channel>` and `<https://…|label>` are text, not a
-    mention or a link); an `@` that starts a word as the fullwidth `＠` (no `@here` or
-    `@channel` mention in Mattermost and other tools that read the bare word)."""
+    mention or a link); `](` as `] (` (no Markdown link `[label](url)` where Markdown is read);
+    an `@` that starts a word as the fullwidth `＠` (no `@here` or `@channel` mention in
+    Mattermost and other tools that read the bare word)."""
     text = _BREAKS.sub(" ", text)
     text = "".join(c for c in text if unicodedata.category(c) not in _HIDDEN)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("](", "] (")  # no Markdown link: `[label](url)` needs them together
     return _MENTION.sub("\uff20", text)
 
 
