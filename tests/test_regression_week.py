@@ -230,7 +230,7 @@ def test_a_regression_fails_the_run(week_run: Any) -> None:
         "absent / gpt-4o": "**REGRESSED** (missing)",
         "crasher / gpt-4o": "**REGRESSED** (crashed)",
         "dropper / gpt-4.1": "**REGRESSED** (pass rate)",
-        "partial / claude-sonnet-4-5": "ok", "steady / gemini-2.5-flash": "ok"}
+        "partial / claude-sonnet-4-5": "no change", "steady / gemini-2.5-flash": "no change"}
     assert [r[0].startswith("**") for r in table] == [True] * 3 + [False] * 2  # regressed first
     assert next(r for r in table if r[1] == "dropper / gpt-4.1")[2:5] == ["10", "20%", "100%"]
     # Failed and errored runs, worst first: the crashes, then the graded failures.

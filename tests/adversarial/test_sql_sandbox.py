@@ -1,6 +1,7 @@
 """`runlake sql` runs other people's queries in DuckDB's sandbox: the lake's files are
 readable, nothing else is, nothing is written, and no query can lift the sandbox."""
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,9 +77,11 @@ def test_a_sandboxed_connection_cannot_be_unlocked(tmp_path: Path) -> None:
     readable = tmp_path / "lake"
     readable.mkdir()
     (readable / "t.csv").write_text("a\n1\n")
-    con = duckdb.connect()
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    con = duckdb.connect(config={"temp_directory": str(temp)})
     try:
-        db.sandbox(con, [readable])
+        db.sandbox(con, [readable], temp)
         assert con.execute(f"select a from read_csv('{readable / 't.csv'}')").fetchall() == [
             (1,)]
         for statement in ("SET enable_external_access = true", "SET lock_configuration = false",
@@ -109,5 +112,52 @@ def test_statement_kinds_read_what_an_explain_runs() -> None:
         assert _statement_kinds(con, "EXPLAIN /* c */ ANALYZE select 1") == ["EXPLAIN"]
         assert _statement_kinds(con, "EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1") == [
             "EXPLAIN of CREATE"]
+    finally:
+        con.close()
+
+
+def test_no_query_reads_a_temp_folder_outside_the_lake(lake_home: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB lets a sandboxed connection read its temp folder: `.tmp` in the current folder
+    for the in-memory connection of --as-of, `warehouse.duckdb.tmp` in the home for the
+    published one. Neither holds anything a query may read: each query spills into a private
+    folder of its own, made empty and removed after it."""
+    cwd = tmp_path / "cwd"
+    (cwd / ".tmp").mkdir(parents=True)
+    (cwd / ".tmp" / "s.txt").write_text("SECRET-CWD\n")
+    (lake_home / "warehouse.duckdb.tmp").mkdir()
+    (lake_home / "warehouse.duckdb.tmp" / "s.txt").write_text("SECRET-HOME\n")
+    monkeypatch.chdir(cwd)
+    targets = [".tmp/s.txt", str(cwd / ".tmp" / "s.txt"),
+               str(lake_home / "warehouse.duckdb.tmp" / "s.txt")]
+    for extra in ([], ["--as-of", "1"]):
+        for target in targets:
+            for reader in ("read_text", "read_csv", "read_blob"):
+                query = f"select * from {reader}('{target}')"
+                res = RUNNER.invoke(app, ["sql", query, *extra, "--home", str(lake_home)])
+                assert res.exit_code == 1, (query, extra, res.output)
+                assert "SECRET" not in res.output, (query, extra, res.output)
+                assert "disabled by configuration" in res.output, (query, extra, res.output)
+        # What the sandbox allows: the lake, and a temp folder no other query has seen.
+        res = RUNNER.invoke(app, ["sql", "select current_setting('allowed_directories')",
+                                  *extra, "--format", "json", "--home", str(lake_home)])
+        assert res.exit_code == 0, res.output
+        allowed = json.loads(res.output)[0]["current_setting('allowed_directories')"]
+        lake = f"{lake_home.resolve() / 'lake'}/"
+        assert lake in allowed and len(allowed) == 2, allowed
+        temp = Path(next(a for a in allowed if a != lake))
+        assert not temp.exists(), temp  # removed after its query
+        assert cwd not in temp.parents and lake_home.resolve() not in temp.parents
+    assert not (cwd / ".tmp" / "duckdb_temp").exists()
+    assert sorted(p.name for p in (cwd / ".tmp").iterdir()) == ["s.txt"]
+
+
+def test_a_connection_with_a_shared_temp_folder_is_not_sandboxed(tmp_path: Path) -> None:
+    """A connection opened without its private temp folder (DuckDB's default, `.tmp` in the
+    current folder) would leave that folder readable: the sandbox refuses it."""
+    con = duckdb.connect()
+    try:
+        with pytest.raises(ValueError, match="private temp folder"):
+            db.sandbox(con, [tmp_path], tmp_path / "temp")
     finally:
         con.close()

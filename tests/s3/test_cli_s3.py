@@ -3,6 +3,7 @@ history, sql --as-of, doctor (object sizes instead of local files) and doctor --
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.transforms.test_lake_crash import _files
@@ -71,3 +72,22 @@ def test_a_bad_home_url_is_one_line(s3_endpoint: str) -> None:
     assert code == 2 and "s3://" in out, out
     code, out = _run("history", "--home", "gs://bucket/x")
     assert code == 2 and "not supported" in out, out
+
+
+def test_no_query_reads_a_local_temp_folder(s3_home: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an s3:// home too, neither the current folder's `.tmp` (--as-of) nor the local
+    warehouse file's temp folder is readable: nothing local is."""
+    ingest(_files(tmp_path / "landing", 1), s3_home, workers=1)
+    cwd = tmp_path / "cwd"
+    (cwd / ".tmp").mkdir(parents=True)
+    (cwd / ".tmp" / "s.txt").write_text("SECRET\n")
+    beside = warehouse.path(s3_home).with_name("warehouse.duckdb.tmp")
+    beside.mkdir(parents=True, exist_ok=True)
+    (beside / "s.txt").write_text("SECRET\n")
+    monkeypatch.chdir(cwd)
+    for extra in ([], ["--as-of", "1"]):
+        for target in (".tmp/s.txt", str(beside / "s.txt")):
+            code, out = _run("sql", f"select content from read_text('{target}')", *extra,
+                             "--home", s3_home)
+            assert code == 1 and "SECRET" not in out, (target, extra, out)

@@ -276,3 +276,25 @@ def test_kind_and_format_choices_are_checked_by_the_cli(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["sql", "select 1", "--home", str(tmp_path),
                                    "--format", "xml"])
     assert res.exit_code == 2 and "parquet" in res.output
+
+
+def test_sql_table_prints_dates_in_lists_and_structs_as_text(write_lines: Callable[..., Path],
+                                                              home: Path) -> None:
+    """ingest_files.days, and any date, time or timestamp inside a list or struct, print as
+    text (2026-11-14), as they do alone, never as Python's datetime.date(2026, 11, 14)."""
+    line = {**LINE, "started_at": "2026-11-14T02:00:00Z"}
+    assert cli("ingest", str(write_lines([line])), "--home", str(home)).exit_code == 0
+    res = cli("sql", "select days from ingest_files", "--home", str(home))
+    assert res.exit_code == 0 and "[2026-11-14, " in res.output, res.output
+    query = ("select [DATE '2026-11-14', NULL] as d, {'t': TIMESTAMP '2026-11-14 02:03:04', "
+             "'l': [[DATE '2026-01-02']], 's': 'x'} as s, [TIME '01:02:03'] as h, "
+             "[0.5::double, 1234.5678::double] as f, [TIMESTAMPTZ '2026-11-14 02:03:04+00'] "
+             "as z")
+    res = cli("sql", query, "--home", str(home))
+    assert res.exit_code == 0, res.output
+    assert "datetime" not in res.output and "Decimal" not in res.output, res.output
+    row = res.output.splitlines()[2]
+    assert "[2026-11-14, NULL]" in row, row
+    assert "{'t': 2026-11-14 02:03:04, 'l': [[2026-01-02]], 's': x}" in row, row
+    assert "[01:02:03]" in row and "[0.5, 1234.57]" in row, row
+    assert "[2026-11-14 02:03:04+00:00]" in row, row

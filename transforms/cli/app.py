@@ -1,6 +1,7 @@
 """What every `runlake` command shares: the Typer app, the options, the console, and the one
 place where an error becomes one line and an exit status (never a traceback)."""
 
+import errno
 import re
 import sys
 from enum import StrEnum
@@ -20,12 +21,52 @@ if TYPE_CHECKING:
 # Every command imports what it needs when it runs (duckdb, polars, the lake, pydantic's
 # settings), so that `runlake --help` and a query start quickly.
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 
-def error_line(e: BaseException) -> tuple[str, int] | None:
+
+def console(**options: Any) -> Console:
+    """A console that prints text as it is: what runlake prints is data (trace text, file and
+    column names, values), never Rich markup (`[/INST]` in a transcript is no closing tag),
+    emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly."""
+    return Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
+
+
+out = console()
+err = console(stderr=True)
+
+_NO_SPACE = re.compile(r"no space left on device|\bENOSPC\b|\b(os )?errno? 28\b", re.IGNORECASE)
+_QUOTED_PATH = re.compile(r"""["'](/[^"']+)["']""")
+
+
+def _disk_full(e: BaseException) -> str | None:
+    """For an error that is a full disk (ENOSPC, as any library words it, or its cause), the
+    path it was writing when the error names one ("" when it names none); else None."""
+    chain: list[BaseException] = []
+    at: BaseException | None = e
+    while at is not None and at not in chain and len(chain) < 10:
+        chain.append(at)
+        at = at.__cause__ or at.__context__
+    if not any((isinstance(x, OSError) and x.errno == errno.ENOSPC) or _NO_SPACE.search(str(x))
+               for x in chain):
+        return None
+    for x in chain:
+        if isinstance(x, OSError) and x.filename:
+            return str(x.filename)
+        quoted = _QUOTED_PATH.search(str(x))
+        if quoted:
+            return quoted[1]
+    return ""
+
+
+def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | None:
     """The one line and exit status a command's error is told with (None: not one of runlake's
-    errors, a bug to show whole): 2 for what the user passed, 1 for what went wrong."""
+    errors, a bug to show whole): 2 for what the user passed, 1 for what went wrong. `where`:
+    the folder the command writes into, named when a full disk's error names no file."""
+    full = _disk_full(e)
+    if full is not None:
+        path = full or where
+        return ("the disk is full (ENOSPC: no space left on device)"
+                + (f" writing {path}" if path else "")
+                + ": free some space and run the command again"), 1
     if isinstance(e, WarehouseError):
         return f"the warehouse views could not be built: {_one_line(str(e))}", 1
     if isinstance(e, RunlakeError):
@@ -55,13 +96,32 @@ class _OneLineErrors(TyperGroup):
         return sorted(known, key=lambda c: COMMANDS.index(c) if c in COMMANDS else len(COMMANDS))
 
     def invoke(self, ctx: Any) -> Any:
+        args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # before click consumes them
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C: one line (typer would exit 130 saying nothing)
+            err.print("interrupted")
+            raise typer.Exit(130) from None
         except Exception as e:  # noqa: BLE001 - runlake's, OS and DuckDB errors; others re-raised
-            told = error_line(e)
+            told = error_line(e, _written(args))
             if told is None:
                 raise
             _fail(*told)
+
+
+def _written(args: list[str]) -> str | None:
+    """The file or folder a command line writes into: --output, --out or --home as given, else
+    RUNLAKE_HOME (None when even that cannot be read)."""
+    for option in ("--output", "--out", "--home"):
+        for i, arg in enumerate(args):
+            if arg == option and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(f"{option}="):
+                return arg.split("=", 1)[1]
+    try:
+        return str(_settings().home)
+    except Exception:  # noqa: BLE001 - a bad setting has its own error; nothing to name here
+        return None
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

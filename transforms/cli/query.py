@@ -1,26 +1,36 @@
 """`runlake sql` and `runlake views`: questions over the warehouse, read-only."""
 
+import errno
+import io
 import json
 import math
 import re
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    import duckdb
 
 from transforms.cli.app import (
     HomeOpt,
     OutputFormat,
+    _disk_full,
     _fail,
     _home,
     _one_line,
     _printable,
     app,
+    console,
     err,
     out,
 )
@@ -53,42 +63,47 @@ def sql_cmd(
     store = locate(h).lake()
     # The lake folder, or for an s3:// home its prefix of the bucket (no local file at all).
     lake: Path | str = store.url() if store.remote else store.path()
-    if as_of is None:
-        con = warehouse.connect(h)
-    else:
-        con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of)
-    try:
-        # DuckDB's sandbox: the query reads the lake's files and nothing else, writes nothing.
-        db.sandbox(con, [lake])
-        check_read_only(con, query)
-        rel = con.sql(query)
-        if rel is None:
-            _fail("the statement returned no rows (the warehouse is read-only: use SELECT)", 2)
-        if fmt == "table":
-            columns, rows = rel.columns, rel.fetchall()
+    with db.private_temp() as temp:
+        if as_of is None:
+            con = warehouse.connect(h, temp)
         else:
-            frame = rel.pl()
-    except duckdb.Error as e:
-        _fail(f"query failed: {_one_line(str(e))}")
-    finally:
-        con.close()
+            con = warehouse.at(h, int(as_of) if as_of.isdigit() else as_of, temp)
+        try:
+            # DuckDB's sandbox: the query reads the lake's files and nothing else, writes
+            # nothing.
+            db.sandbox(con, [lake], temp)
+            check_read_only(con, query)
+            rel = con.sql(query)
+            if rel is None:
+                _fail("the statement returned no rows (the warehouse is read-only: use SELECT)",
+                      2)
+            if fmt == "table":
+                columns, rows = rel.columns, _interruptible(con, rel.fetchall)
+            else:
+                frame = _interruptible(con, rel.pl)
+        except duckdb.Error as e:
+            _fail(f"query failed: {_one_line(str(e))}")
+        finally:
+            con.close()
     if fmt == "table":
         t = Table(show_edge=False)
+        # Names and values as Text: printed as they are, never read as markup or emoji codes.
         for name in columns:
-            t.add_column(name, overflow="fold", max_width=60)
+            t.add_column(Text(_printable(name)), overflow="fold", max_width=60)
         for row in rows[:limit]:
-            t.add_row(*(_cell(v) for v in row))
+            t.add_row(*(Text(_cell(v)) for v in row))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
-        shown = out if out.is_terminal else Console(soft_wrap=True, width=max(
+        shown = out if out.is_terminal else console(width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
-        shown.print(t, highlight=False, markup=False)
-        if len(rows) > limit:
-            out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
-        out.print(f"{len(rows):,} rows")
+        with _written_to(None):
+            shown.print(t)
+            if len(rows) > limit:
+                out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
+            out.print(f"{len(rows):,} rows")
+            out.file.flush()
         return
     import polars as pl
 
-    target = output if output is not None else sys.stdout
     if fmt in ("csv", "json"):
         # Raw bytes (quarantine.raw) as hex: CSV and JSON hold text only.
         frame = frame.with_columns(pl.col(c).bin.encode("hex") for c, t in frame.schema.items()
@@ -100,16 +115,74 @@ def sql_cmd(
                                                         else v, default=str),
                                    return_dtype=pl.String, skip_nulls=True)
             for c, t in frame.schema.items() if t.is_nested())
-    if fmt == "csv":
-        frame.write_csv(target)
-    elif fmt == "json":
-        frame.write_json(target)
-    else:
-        frame.write_parquet(target)
+    # Written here, whole, by Python: polars' own writers say nothing, or something else each
+    # time, when the disk is full.
+    with _written_to(output):
+        if fmt == "parquet":
+            data = io.BytesIO()
+            frame.write_parquet(data)
+            assert output is not None  # checked above: parquet needs --output
+            output.write_bytes(data.getvalue())
+        else:
+            text = frame.write_csv() if fmt == "csv" else frame.write_json()
+            if output is None:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                output.write_text(text, encoding="utf-8")
     if output is not None:
         err.print(f"wrote {frame.height:,} rows to {output}")
 
 
+
+
+@contextmanager
+def _written_to(output: Path | None) -> Iterator[None]:
+    """A full disk met while writing the result (`output`, or the standard output) as an
+    OSError naming it."""
+    try:
+        yield
+    except Exception as e:
+        if _disk_full(e) is None:
+            raise
+        raise OSError(errno.ENOSPC, "No space left on device",
+                      str(output) if output is not None else "the standard output") from e
+
+
+T = TypeVar("T")
+
+
+def _interruptible(con: "duckdb.DuckDBPyConnection", work: Callable[[], T]) -> T:
+    """`work` (running a query on `con`) in a thread of its own: DuckDB checks for no signal
+    while it runs, so on Ctrl-C this thread interrupts the query on the connection, waits for
+    it to stop and raises KeyboardInterrupt."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+    finished = threading.Event()  # not Thread.join: a Ctrl-C inside it can leave it unsure
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="runlake-query", daemon=True).start()
+    try:
+        while not finished.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        while not finished.is_set():  # the connection is closed once the query has stopped
+            try:
+                con.interrupt()
+                finished.wait(0.05)
+            except KeyboardInterrupt:
+                continue
+        raise
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 class Dialect(StrEnum):
@@ -119,9 +192,16 @@ class Dialect(StrEnum):
 
 def _cell(value: object) -> str:
     """A value as the table shows it: floats to 4 significant digits below 1 and 2 decimals
-    above (the full value is in --format csv or json), NULL for a null."""
+    above (the full value is in --format csv or json), NULL for a null; a list as [a, b] and a
+    struct as {'k': v}, each value inside shown the same way (a date as 2026-11-14, not
+    datetime.date(2026, 11, 14))."""
     if value is None:
         return "NULL"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_cell(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_cell(repr(str(k)))}: {_cell(v)}" for k, v in value.items()) \
+            + "}"
     if isinstance(value, float) and math.isfinite(value):
         if value == 0 or abs(value) >= 1:
             return f"{value:.2f}".rstrip("0").rstrip(".")
@@ -169,5 +249,5 @@ def views_cmd(
         t.add_column(c, overflow="fold")
     for name, cols in rows:
         grain = docs.get(name, {}).get("grain") or (TABLES[name].grain if name in TABLES else "")
-        t.add_row(name, grain, cols)
-    out.print(t, highlight=False, markup=False)
+        t.add_row(Text(name), Text(grain), Text(cols))
+    out.print(t)

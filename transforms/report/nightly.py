@@ -16,6 +16,8 @@ drop of half its pass rate (`insufficient_evidence`) is said to be so, never "no
 """
 
 import json
+import re
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -212,12 +214,12 @@ class Verdict:
     def payload(self, report: str | None = None) -> dict[str, Any]:
         """The JSON summary the webhook receives (`text` for chat tools that show one field)."""
         return {
-            "text": f"runlake {self.latest_day}: {self.headline()}",
+            "text": chat_safe(f"runlake {self.latest_day}: {self.headline()}"),
             "latest_day": self.latest_day.isoformat(),
             "baseline_start": self.baseline_start.isoformat(),
             "baseline_end": self.baseline_end.isoformat(),
             "report": report,
-            "regressed": [{
+            **chat_safe_values({"regressed": [{
                 "agent": p.agent, "model": p.model, "reasons": p.reasons,
                 **{k: _jsonable(p.row[k]) for k in (
                     "runs_baseline", "runs_latest", "error_rate_baseline", "error_rate_latest",
@@ -233,8 +235,40 @@ class Verdict:
                 "agent": c["agent"], "model": c["model"], "test_case_id": c["test_case_id"],
                 "baseline_runs": int(c["baseline_runs"]),
                 "last_seen_day": c["last_seen_day"].isoformat(),
-            } for c in self.missing_cases],
+            } for c in self.missing_cases]}),
         }
+
+
+_BREAKS = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]")
+_MENTION = re.compile(r"(?<!\w)@")
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")
+"""Control characters (ESC, BEL...), format characters (bidi overrides and isolates, zero
+widths, the byte-order mark), surrogates, private-use characters and line separators."""
+
+
+def chat_safe(text: str) -> str:
+    """Trace text as a chat tool shows it as plain text, never as markup: line breaks and tabs
+    as spaces; control, bidi, zero-width and private characters removed; `&`, `<` and `>` as
+    Slack's `&amp;`, `&lt;` and `&gt;` (so `<!channel>` and `<https://…|label>` are text, not a
+    mention or a link); `](` as `] (` (no Markdown link `[label](url)` where Markdown is read);
+    an `@` that starts a word as the fullwidth `＠` (no `@here` or `@channel` mention in
+    Mattermost and other tools that read the bare word)."""
+    text = _BREAKS.sub(" ", text)
+    text = "".join(c for c in text if unicodedata.category(c) not in _HIDDEN)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("](", "] (")  # no Markdown link: `[label](url)` needs them together
+    return _MENTION.sub("\uff20", text)
+
+
+def chat_safe_values(value: Any) -> Any:
+    """Every string in a JSON value through `chat_safe` (numbers, booleans, null kept)."""
+    if isinstance(value, str):
+        return chat_safe(value)
+    if isinstance(value, dict):
+        return {k: chat_safe_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [chat_safe_values(v) for v in value]
+    return value
 
 
 def first_line(text: str | None, limit: int = 200) -> str:

@@ -69,11 +69,12 @@ def _built_stamp(home: Path | str) -> Path:
     return target.with_name(f".{target.name}.lake_state")
 
 
-def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
+def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConnection":
     """A read-only connection to the warehouse; many may be open while a writer ingests. In a
     moved or copied home the views are built again first (they name the lake's files). For an
     s3:// home the connection reads the lake's files through s3fs. Opening a published
-    warehouse imports duckdb and nothing heavier."""
+    warehouse imports duckdb and nothing heavier. `temp`: the folder it spills into (default
+    DuckDB's, beside the file; a sandboxed connection needs its own, db.sandbox)."""
     from transforms import db
 
     where = locate(home)
@@ -95,7 +96,8 @@ def connect(home: Path | str) -> "duckdb.DuckDBPyConnection":
         # A moved or copied home (its views name the old paths), or one whose stamp is
         # missing (copied without it, or a build that died before writing it).
         _publish(home)
-    con = db.connect(str(target), read_only=True)
+    con = db.connect(str(target), read_only=True,
+                     **({} if temp is None else {"temp_directory": str(temp)}))
     if where.remote:
         db.use_filesystem(con, where.lake().fs)
     return con

@@ -141,13 +141,16 @@ def live(home: Path | str) -> duckdb.DuckDBPyConnection:
     return _computed(home, Lake(home).versions())
 
 
-def at(home: Path | str, as_of: int | str) -> duckdb.DuckDBPyConnection:
+def at(home: Path | str, as_of: int | str,
+       temp: Path | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view of an earlier lake version: a manifest version
-    (`runlake history` lists them) or a timestamp; its files must not have been vacuumed."""
+    (`runlake history` lists them) or a timestamp; its files must not have been vacuumed.
+    `temp`: the folder it spills into (default DuckDB's, `.tmp` in the current folder; a
+    sandboxed connection needs its own, db.sandbox)."""
     lake = Lake(home)
     snapshot = lake.snapshot(as_of)
     try:
-        con = _computed(home, snapshot)
+        con = _computed(home, snapshot, temp)
         try:
             con.execute("SELECT count(*) FROM staging.stg_ingest_files").fetchall()
             for t in TABLES:
@@ -164,8 +167,10 @@ def at(home: Path | str, as_of: int | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _computed(home: Path | str, snapshot: dict[str, int]) -> duckdb.DuckDBPyConnection:
-    con = db.connect()
+def _computed(home: Path | str, snapshot: dict[str, int],
+              temp: Path | None = None) -> duckdb.DuckDBPyConnection:
+    con = db.connect(":memory:", False,
+                     **({} if temp is None else {"temp_directory": str(temp)}))
     try:
         prepare(con, home, snapshot)
         con.execute(f"CREATE TABLE staging.superseded_lines__computed AS {SUPERSEDED_LINES}")
