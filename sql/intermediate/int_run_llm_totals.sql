@@ -8,6 +8,9 @@
 -- the latest price_from of the periods that priced calls from the table (null when none did,
 -- or their models have a single price); n_unpriced counts calls with tokens that neither the
 -- source nor the table prices.
+-- price is rounded to 1e-12 USD: a sum of doubles depends on the order its rows arrive in, which
+-- differs between a serial ingest and partitions ingested at once; rounded, the same calls always
+-- give the same cost.
 -- Grain: one row per run with at least one linked LLM call.
 create or replace view intermediate.int_run_llm_totals as
 with calls as (
@@ -59,7 +62,7 @@ select
     count(*) as n_llm_calls,
     sum(calls.input_tokens)::bigint as input_tokens,
     sum(calls.output_tokens)::bigint as output_tokens,
-    sum(calls.price) as price,
+    round(sum(calls.price), 12) as price,
     case
         when count(calls.price) > 0
             then
