@@ -29,7 +29,6 @@ from transforms.lake import (
     history,
     lake_schema,
 )
-from transforms.lake.store import locate
 from transforms.read.readers import source_name
 
 
@@ -66,7 +65,7 @@ def forget(paths: list[Path], home: Path | str,
     if not lake.is_there():
         raise InputError(f"no lake under {home}: nothing to forget")
     doctor.raise_if_damaged(lake)
-    earlier = finish_pending(home, retention_hours)
+    earlier = warehouse.finish_pending(home, retention_hours)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
     # A staging folder never made: each table's commit finds no parts to add, only the
@@ -112,48 +111,3 @@ def forget(paths: list[Path], home: Path | str,
     if files:
         marker.unlink(missing_ok=True)
     return report
-
-
-def finish_pending(home: Path | str,
-                   retention_hours: float = DEFAULT_RETENTION_HOURS) -> list[str]:
-    """Finish a forget that was stopped after its commit and before it built the views: build
-    them (the files it removed, returned, are then in no reader's view). A forget that is
-    still running is left alone; one that died before its commit forgot nothing."""
-    marker = locate(home).folder / warehouse.FORGET_PENDING
-    try:
-        pending = json.loads(marker.read_text())
-    except FileNotFoundError:
-        return []
-    except ValueError:
-        pending = {}  # a damaged marker: build the views again, to be sure
-
-    def committed() -> bool:
-        lake = Lake(home)
-        return not pending or any(h.get("ingest_id") == pending.get("ingest_id")
-                                  for h in history(lake))
-
-    done = committed()
-    if not done:
-        if _alive(pending.get("pid")):
-            return []  # that forget is still running: it builds the views itself
-        done = committed()  # it may have committed just before it ended
-        if not done:
-            marker.unlink(missing_ok=True)  # it died before its commit: nothing forgotten
-            return []
-    warehouse.publish(home, retention_hours)
-    marker.unlink(missing_ok=True)
-    return list(pending.get("files", []))
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True

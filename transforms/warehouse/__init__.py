@@ -48,7 +48,7 @@ FILE_NAME = "warehouse.duckdb"
 FORGET_PENDING = ".forget.pending"
 """Beside the warehouse file while a forget runs (its files, its commit's id, its pid): a
 reader that finds it builds the views again first if that forget committed (it was killed
-before it could), so that no reader sees forgotten rows (transforms.forget)."""
+before it could), so that no reader sees forgotten rows (publishing.finish_pending)."""
 
 
 def path(home: Path | str) -> Path:
@@ -80,7 +80,7 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
     where = locate(home)
     target = where.warehouse
     if (where.folder / FORGET_PENDING).exists():
-        from transforms.forget import finish_pending
+        from transforms.warehouse.publishing import finish_pending
 
         finish_pending(home)
     if not target.exists():

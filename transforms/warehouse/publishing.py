@@ -15,10 +15,10 @@ import duckdb
 from transforms import db
 from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
-from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
+from transforms.lake import DEFAULT_RETENTION_HOURS, Lake, history
 from transforms.lake.staging import SUPERSEDED_LINES, prepare, run_sql
 from transforms.lake.store import locate
-from transforms.warehouse import FILE_NAME, _built_stamp, path
+from transforms.warehouse import FILE_NAME, FORGET_PENDING, _built_stamp, path
 from transforms.warehouse.derived import (
     DERIVED,
     LAKE_WIDE,
@@ -188,3 +188,48 @@ def _computed(home: Path | str, snapshot: dict[str, int],
         con.close()
         raise
     return con
+
+
+def finish_pending(home: Path | str,
+                   retention_hours: float = DEFAULT_RETENTION_HOURS) -> list[str]:
+    """Finish a forget that was stopped after its commit and before it built the views: build
+    them (the files it removed, returned, are then in no reader's view). A forget that is
+    still running is left alone; one that died before its commit forgot nothing."""
+    marker = locate(home).folder / FORGET_PENDING
+    try:
+        pending = json.loads(marker.read_text())
+    except FileNotFoundError:
+        return []
+    except ValueError:
+        pending = {}  # a damaged marker: build the views again, to be sure
+
+    def committed() -> bool:
+        lake = Lake(home)
+        return not pending or any(h.get("ingest_id") == pending.get("ingest_id")
+                                  for h in history(lake))
+
+    done = committed()
+    if not done:
+        if _alive(pending.get("pid")):
+            return []  # that forget is still running: it builds the views itself
+        done = committed()  # it may have committed just before it ended
+        if not done:
+            marker.unlink(missing_ok=True)  # it died before its commit: nothing forgotten
+            return []
+    publish(home, retention_hours)
+    marker.unlink(missing_ok=True)
+    return list(pending.get("files", []))
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
