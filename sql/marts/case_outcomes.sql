@@ -12,22 +12,7 @@ with window_ as (
 ),
 
 graded as (
-    select
-        runs.run_id,
-        runs.day,
-        runs.agent,
-        runs.model,
-        runs.test_case_id,
-        runs.status,
-        runs.started_at,
-        runs.status = 'passed' as passed,
-        runs.day = window_.latest_day as on_latest
-    from runs
-    cross join window_
-    where
-        is_graded(runs.status)
-        and runs.test_case_id is not null
-        and runs.day between window_.baseline_start and window_.latest_day
+    select * from window_graded_runs(on_day, baseline_days)
 ),
 
 counts as (
