@@ -10,8 +10,6 @@ A PATH names a file as it was ingested (its absolute path, whether or not it sti
 a folder: every ingested file under it.
 """
 
-import json
-import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -28,8 +26,10 @@ from transforms.lake import (
     doctor,
     history,
     lake_schema,
+    migrate,
 )
 from transforms.read.readers import source_name
+from transforms.warehouse.derive import derive
 
 
 @dataclass
@@ -57,21 +57,20 @@ def matching(known: list[str], paths: list[Path]) -> tuple[list[str], list[Path]
 
 def forget(paths: list[Path], home: Path | str,
            retention_hours: float = DEFAULT_RETENTION_HOURS) -> ForgetReport:
-    """Remove every row of the ingested files that `paths` name, in one commit, and publish
-    the views. Raises an InputError, and changes nothing, when a path names no ingested file
-    (nor one an earlier forget removed: a forget run again finishes the job, building the views
-    a killed forget did not)."""
+    """Remove every row of the ingested files that `paths` name, in one lake version (their
+    rows as ingested and everything derived from them), and build the warehouse file. Raises
+    an InputError, and changes nothing, when a path names no ingested file (nor one an earlier
+    forget removed)."""
     lake = Lake(home)
     if not lake.is_there():
         raise InputError(f"no lake under {home}: nothing to forget")
+    migrate.upgrade(lake)
     doctor.raise_if_damaged(lake)
-    earlier = warehouse.finish_pending(home, retention_hours)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
     # A staging folder never made: each table's commit finds no parts to add, only the
     # files' rows to remove.
     nothing_staged = lake.where.staging / ingest_id
-    marker = lake.where.folder / warehouse.FORGET_PENDING
     with lake.committing():
         manifest = lake.open(MANIFEST)
         rows = [] if manifest is None else pa.table(
@@ -79,8 +78,8 @@ def forget(paths: list[Path], home: Path | str,
         known = [r["source_file"] for r in rows]
         files, unmatched = matching(known, paths)
         if unmatched:
-            gone = set(earlier) | {f for h in history(lake) if h.get("action") == "forget"
-                                   for f in h.get("files", [])}
+            gone = {f for h in history(lake) if h.get("action") == "forget"
+                    for f in h.get("files", [])}
             report.earlier, unmatched = matching(sorted(gone - set(known)), unmatched)
         if unmatched:
             raise InputError(
@@ -90,24 +89,13 @@ def forget(paths: list[Path], home: Path | str,
             wanted = set(files)
             days: set[date] = {d for r in rows if r["source_file"] in wanted
                                for d in r["days"] or ()}
-            # Until the views are built again, readers build them first (transforms.warehouse).
-            lake.where.folder.mkdir(parents=True, exist_ok=True)
-            marker.write_text(json.dumps({"ingest_id": ingest_id, "pid": os.getpid(),
-                                          "files": files}))
-            try:
-                result = lake.commit(nothing_staged, files,
-                                     lake_schema(MANIFEST).empty_table(), ingest_id, days,
-                                     retention_hours, action="forget")
-            except BaseException:
-                if not any(h.get("ingest_id") == ingest_id for h in history(lake)):
-                    marker.unlink(missing_ok=True)  # not committed: nothing was forgotten
-                raise
+            result = lake.commit(nothing_staged, files, lake_schema(MANIFEST).empty_table(),
+                                 ingest_id, days, retention_hours, action="forget",
+                                 derive=derive)
             report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
             report.version = result.versions.get(MANIFEST)
         else:
             report.version = lake.snapshot().get(MANIFEST)
     report.files = files
     warehouse.publish(lake.home, retention_hours)
-    if files:
-        marker.unlink(missing_ok=True)
     return report

@@ -40,6 +40,7 @@ from transforms.read.readers import (
 )
 from transforms.read.streams import combine, file_sha256
 from transforms.read.worker import BlockResult, BlockTask, process_batch
+from transforms.warehouse.derive import derive
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -113,10 +114,9 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     skipped: list[tuple[str, str]] = []
     files = discover(paths, kind, skipped)
     _start_workers(files, workers, block_bytes)
-    if lake.is_legacy():
-        from transforms.lake import migrate
+    from transforms.lake import migrate
 
-        migrate.convert(lake)
+    migrate.upgrade(lake)
     # What the lake claims to hold must be there, or this ingest would build on lost rows.
     doctor.raise_if_damaged(lake)
     return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views, reg,
@@ -189,12 +189,13 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 # A renamed file's old name is among the sources: its rows go in this commit.
                 result = lake.commit(staging, [f.source_file for f, _ in todo] + gone,
                                      ingest_rows.to_arrow("ingest_files"), ingest_id, all_days,
-                                     retention_hours)
+                                     retention_hours, derive=derive)
             report.days = result.days
             report.maintenance = result.maintenance
-        # Also after an ingest that died before its views were published.
-        if build_views and lake.is_there() and not warehouse.is_current(home):
-            warehouse.publish(home, retention_hours)
+        # Also after an ingest that died before its warehouse file was built, and after a
+        # change of the model tables (the tables are derived again: a new lake version).
+        if lake.is_there() and (build_views or report.model_tables_changed):
+            warehouse.publish(home, retention_hours, build_file=build_views)
     finally:
         clear_staging(staging)
     return report

@@ -102,7 +102,9 @@ def doctor_cmd(
     if not repair:
         out.print("run `runlake doctor --repair` to repair it")
         raise typer.Exit(1)
-    done = doctor.repair(lake)
+    from transforms.warehouse.derive import derive
+
+    done = doctor.repair(lake, derive)
     for t in done.moved:
         out.print(_printable(f"moved aside (its log could not be read): lake/{t} -> "
                              f"lake/{doctor.DAMAGED}/"), highlight=False, markup=False)

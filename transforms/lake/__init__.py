@@ -1,5 +1,5 @@
-"""The lake: one Delta Lake table per lake table under RUNLAKE_HOME/lake/<table>
-(transforms.lake.core says how an ingest commits). The package loads its parts when they are
+"""The lake: Delta Lake tables under RUNLAKE_HOME/lake/ (transforms.lake.core says what each
+holds and how a lake version is committed). The package loads its parts when they are
 first used, so that finding where a home keeps things (`store.locate`) imports neither pyarrow
 nor deltalake: `runlake sql` and `--help` start quickly."""
 
@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transforms.lake.core import (
+        AS_READ,
         DATA_TABLES,
         DEFAULT_RETENTION_HOURS,
+        DERIVED,
+        LINES,
         MANIFEST,
         MANIFEST_MADE,
         MODEL_TABLES,
@@ -18,6 +21,9 @@ if TYPE_CHECKING:
         REGISTRY,
         REGISTRY_SCHEMA,
         TABLES,
+        WEEK,
+        WRITTEN,
+        Derive,
         Lake,
         claim_staging,
         clear_staging,
@@ -27,12 +33,13 @@ if TYPE_CHECKING:
         lake_schema,
         scan_sql,
         sql_str,
+        stored,
     )
 
-__all__ = ["DATA_TABLES", "DEFAULT_RETENTION_HOURS", "MANIFEST", "MANIFEST_MADE",
-           "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA", "TABLES",
-           "Lake", "claim_staging", "clear_staging", "duckdb_type", "files_sql", "history",
-           "lake_schema", "scan_sql", "sql_str"]
+__all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "LINES", "MANIFEST",
+           "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA",
+           "TABLES", "WEEK", "WRITTEN", "Derive", "Lake", "claim_staging", "clear_staging",
+           "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str", "stored"]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -15,17 +16,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError, RunlakeError
 from transforms.lake import files as lakefiles
 from transforms.lake.files import (
-    DATA_TABLES,
     MANIFEST,
     PARTITION,
+    STATS_COLUMNS,
     TABLE_PROPERTIES,
+    WEEK,
+    WRITTEN,
     holding,
     in_predicate,
     lake_schema,
+    stored,
 )
 from transforms.settings import MAX_RETENTION_HOURS
 
@@ -66,7 +69,7 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
     done, by table."""
     done: dict[str, int] = {}
     touched = sorted(set(months))
-    for t in DATA_TABLES:
+    for t in WRITTEN:
         dt = lake.open(t)
         if dt is None:
             continue
@@ -106,7 +109,7 @@ def vacuum(lake: "Lake", retention_hours: float) -> int:
     # if it dies there, that version is still the newest.
     pinned = lake.snapshot()
     n = 0
-    for t in TABLES:
+    for t in sorted({*lake.tables(), MANIFEST}):
         dt = lake.open(t)
         if dt is not None:
             keep = [pinned[t]] if pinned.get(t, -1) >= 0 else None
@@ -159,12 +162,13 @@ def lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def commit_table(lake: "Lake", table: str, staged: Path, sources: list[str],
+def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
                   ingest_id: str) -> tuple[int, int, int]:
-    """Replace the rows of `sources` in one table with its staged parts: (version, rows
-    added, rows removed)."""
+    """Replace the rows of `sources` in the table an ingest writes the lake table `name` to
+    (`stored(name)`) with its staged parts: (version, rows added, rows removed)."""
     from deltalake.transaction import AddAction, RemoveAction
 
+    table = stored(name)
     parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
     if not parts and not lake.exists(table):
         return -1, 0, 0
@@ -227,3 +231,49 @@ def evolve(lake: "Lake", table: str, dt: Any, parts: list[Path]) -> None:
     if missing:
         fields = DeltaSchema.from_arrow(pa.schema(missing)).fields
         dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])
+
+
+def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
+                       schema_file: Path) -> int:
+    """Rewrite a derived table: every file of the `weeks` partitions (None: the whole table)
+    replaced by the staged Parquet files, in one transaction (an overwrite of those
+    partitions). `staged` is a folder of week=<week>/*.parquet for a table partitioned by
+    week, or one Parquet file for a table that is not; `schema_file` a Parquet file with the
+    table's columns (the schema of a table made, or rewritten whole). Returns the version."""
+    from deltalake import DeltaTable
+    from deltalake.transaction import AddAction
+
+    if weeks is not None and not weeks:
+        return -1
+    partitioned = not staged.name.endswith(".parquet")
+    columns = pq.read_schema(schema_file)
+    schema = pa.schema([*columns, pa.field(WEEK, pa.string())] if partitioned else columns)
+    by = [WEEK] if partitioned else None
+    if not lake.exists(table):
+        stats = [c for c in STATS_COLUMNS if c in columns.names]
+        DeltaTable.create(lake.delta_uri(table), schema, partition_by=by, mode="ignore",
+                          configuration={"delta.dataSkippingStatsColumns": ",".join(stats)}
+                          if stats else None, storage_options=lake.store.options or None)
+    found = sorted(staged.glob(f"{WEEK}=*/*.parquet")) if partitioned else (
+        [staged] if staged.exists() else [])
+    adds = []
+    now = int(time.time() * 1000)
+    tag = uuid.uuid4().hex
+    for i, p in enumerate(found):
+        week = p.parent.name.removeprefix(f"{WEEK}=") if partitioned else None
+        meta = pq.read_metadata(p)
+        size = p.stat().st_size
+        name = f"part-{tag}-{i:05d}.parquet"
+        lake.store.put(p, *([table, f"{WEEK}={week}", name] if partitioned else [table, name]))
+        adds.append(AddAction(f"{WEEK}={week}/{name}" if partitioned else name, size,
+                              {WEEK: week} if partitioned else {}, now, True,
+                              lakefiles.file_stats(meta)))
+
+    def attempt() -> int:
+        dt = lake.open(table)
+        dt.create_write_transaction(
+            adds, mode="overwrite", schema=schema, partition_by=by,
+            partition_filters=None if weeks is None else [(WEEK, "in", weeks)])
+        return int(lake.open(table).version())
+
+    return with_retries(table, attempt)

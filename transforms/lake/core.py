@@ -1,34 +1,39 @@
-"""The lake: one Delta Lake table per lake table under RUNLAKE_HOME/lake/<table>.
+"""The lake: a Delta Lake table per stored table under RUNLAKE_HOME/lake/.
 
-Each table is partitioned by `month` (YYYY-MM of `day`; `day` stays a column of the files), so
-a backfill over many days writes a few files per table rather than one per day, and readers
-skip days by the files' statistics. Every data file holds the rows of one input file
-(`source_file`) until compaction merges files.
+An ingest writes each input line's rows to the tables it writes (`WRITTEN`): lake/_lines/<table>
+for the tables whose rows the views resolve (runs, messages, spans, ...), lake/quarantine. The
+derived tables (transforms.warehouse.derive) are made from those: lake/<table>, holding exactly
+the rows the warehouse's view of that name shows, and lake/_derived/<name> behind the other
+views. Written tables are partitioned by `month` (YYYY-MM of `day`; `day` stays a column of the
+files), derived ones by `week`, and readers skip days by the files' statistics.
 
-An ingest commits in this order (`Lake.commit`):
-1. every data table: one Delta transaction that removes the files holding rows of the
-   ingest's input files (a changed file's old rows, or rows a crashed ingest left) and adds the
+One lake version is one commit sequence (`Lake.commit`):
+1. every written table: one Delta transaction that removes the files holding rows of the
+   commit's input files (a changed file's old rows, or rows a crashed ingest left) and adds the
    staged files; files that mix several inputs (after compaction) are first cleaned by a
    predicate delete;
-2. `ingest_files` last: the manifest of what the lake holds, one row per input file, replaced
-   by a predicate overwrite. Its commit carries the versions of the data tables it completes.
+2. the derived tables, each rewritten for the weeks whose rows step 1 changed (a predicate
+   overwrite of those week partitions);
+3. compaction of the months step 1 touched, when they hold many files, and every so many
+   versions a vacuum;
+4. `ingest_files` last: the manifest of what the lake holds, one row per input file, replaced
+   by a predicate overwrite. Its commit names the version of every table it completes.
 
-Readers of `warehouse.duckdb` see one ingest whole or not at all: its views read file lists
-published after the manifest commit (transforms.warehouse). A crash before the manifest commit
-leaves the manifest as it was, so the next ingest reads those input files again and step 1
-removes whatever the crashed one added. Concurrent writers retry a conflicting commit a
-bounded number of times. Replaced files stay on disk until `vacuum` removes them, no sooner
-than the retention after they were replaced.
+Readers see one lake version whole or not at all: they read each table's files at the versions
+the newest manifest commit names (`snapshot`). A crash before the manifest commit leaves the
+manifest as it was, so the next ingest reads those input files again, step 1 removes whatever
+the crashed one added, and step 2 rewrites every week whose rows differ from the version readers
+see. Concurrent writers retry a conflicting commit a bounded number of times. Replaced files
+stay on disk until `vacuum` removes them, no sooner than the retention after they were replaced.
 """
 
 import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -38,15 +43,19 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.contracts.schemas import TABLES
+from transforms.contracts.schemas import TABLES as TABLES
 from transforms.errors import InputError, RunlakeError
 from transforms.lake import commit as lakecommit
 from transforms.lake.commit import CommitConflict, CommitResult, history, lake_meta, with_retries
 from transforms.lake.files import (
+    AS_READ,
     DATA_TABLES,
+    DERIVED,
+    LINES,
     MANIFEST,
     PARTITION,
     TABLE_PROPERTIES,
+    WRITTEN,
     duckdb_type,
     empty_select,
     files_sql,
@@ -55,13 +64,19 @@ from transforms.lake.files import (
     month_of,
     scan_sql,
     sql_str,
+    stored,
 )
+from transforms.lake.files import WEEK as WEEK
 from transforms.lake.store import locate
 
-__all__ = ["DATA_TABLES", "MANIFEST", "PARTITION", "CommitConflict", "CommitResult",
-           "duckdb_type", "empty_select", "files_sql", "history", "lake_schema", "month_of",
-           "scan_sql",
-           "sql_str"]
+__all__ = ["AS_READ", "DATA_TABLES", "DERIVED", "LINES", "MANIFEST", "PARTITION", "WEEK",
+           "WRITTEN", "CommitConflict", "CommitResult", "Derive", "duckdb_type", "empty_select",
+           "files_sql", "history", "lake_schema", "month_of", "scan_sql", "sql_str", "stored"]
+
+LAYOUT = 2
+"""The layout a manifest commit's versions name (its `layout`): 2, the tables as read under
+lake/_lines/ and the derived tables; a commit without it named the tables as read
+lake/<table> (transforms.lake.migrate moves such a lake once)."""
 
 REGISTRY = "_registry"
 REGISTRY_SCHEMA = pa.schema([
@@ -80,6 +95,11 @@ LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
 """What a lake written before Delta Lake holds (see transforms.lake.migrate)."""
 
 T = TypeVar("T")
+
+Derive = Callable[["Lake", dict[str, int]], dict[str, Any]]
+"""Step 2 of a commit: given the lake and the table versions of the lake version readers saw
+before it, rewrite the derived tables for what the written tables' commits changed; returns
+what the manifest commit records of it."""
 
 
 GLOB_CHARS = "[]?*{}\\"
@@ -172,6 +192,7 @@ class Lake:
         return DeltaTable(self.delta_uri(table), version=version)
 
     def _create(self, table: str) -> Any:
+        """Create a table an ingest writes (`WRITTEN`, or the manifest)."""
         from deltalake import DeltaTable
 
         try:
@@ -193,32 +214,56 @@ class Lake:
             (self.root / "runs").is_dir() and not self.exists("runs")
             and any((self.root / "runs").glob("day=*")))
 
+    def tables(self) -> list[str]:
+        """Every Delta table of the lake, by its name relative to the lake (`runs`,
+        `_lines/runs`, `_derived/int_flags`, ...)."""
+        out = []
+        for folder in ("", LINES, DERIVED):
+            for name in self._children(folder):
+                table = f"{folder}/{name}" if folder else name
+                if not name.startswith((".", "_")) and self.exists(table):
+                    out.append(table)
+        return sorted(out)
+
+    def _children(self, folder: str) -> list[str]:
+        if self.remote:
+            try:
+                found = self.store.fs.ls(self.store._key(*([folder] if folder else [])),
+                                         detail=False)
+            except FileNotFoundError:
+                return []
+            return [str(f).rstrip("/").rsplit("/", 1)[-1] for f in found]
+        try:
+            return [p.name for p in (self.root / folder).iterdir() if p.is_dir()]
+        except OSError:
+            return []
+
     def versions(self) -> dict[str, int]:
-        """The current version of every table (-1: not written yet)."""
-        out = {}
-        for t in TABLES:
+        """The current version of every table (the written tables and the manifest at -1
+        when not written yet)."""
+        out = {t: -1 for t in (*WRITTEN, MANIFEST)}
+        for t in self.tables():
             dt = self.open(t)
             out[t] = -1 if dt is None else dt.version()
         return out
 
-    def state(self, snapshot: dict[str, int] | None = None) -> str:
-        """A fingerprint of one lake version (default: the newest): the table versions it
-        reads, the tool registry and the model tables the views use. Equal fingerprints mean
-        equal views."""
-        snapshot = self.snapshot() if snapshot is None else snapshot
-        parts = [f"{t}@{v}" for t, v in sorted(snapshot.items())]
-        for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES):
-            try:
-                data = self.store.read_bytes(*extra.split("/"))
-            except FileNotFoundError:
-                continue
-            parts.append(f"{extra}>{hashlib.sha256(data).hexdigest()}")
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    def meta(self, version: int | None = None) -> dict[str, Any]:
+        """What the manifest commit of a lake version (default: the newest) recorded."""
+        manifest = self.open(MANIFEST)
+        if manifest is None:
+            return {}
+        found = {h["version"]: lake_meta(h) for h in manifest.history() if lake_meta(h)}
+        if not found:
+            return {}
+        return found[max(found) if version is None else version] if (
+            version is None or version in found) else {}
 
     def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
         """Table versions of one consistent lake version: the manifest's newest commit made by
         an ingest (or forget, or repair), or `as_of` (such a manifest version, or an ISO
-        timestamp), with the data table versions that manifest commit completed."""
+        timestamp), with the versions of the tables that manifest commit completed (by their
+        names in this layout: a version written before it names the tables as read by their
+        own names)."""
         manifest = self.open(MANIFEST)
         if manifest is None:
             if as_of is not None:
@@ -239,6 +284,8 @@ class Lake:
             raise InputError(f"the lake has no version {version}: `runlake history` lists them")
         meta = lake_meta(history[version])
         tables = dict(meta.get("tables", {}))
+        if meta.get("layout", 1) < LAYOUT:
+            tables = {stored(t): v for t, v in tables.items()}
         tables[MANIFEST] = version
         return tables
 
@@ -350,31 +397,33 @@ class Lake:
 
     def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
                days: Iterable[date] = (), retention_hours: float = DEFAULT_RETENTION_HOURS,
-               action: str = "ingest") -> CommitResult:
-        """Commit one ingest (or, with action "forget", no staged parts and no manifest rows):
-        the staged parts of every data table (replacing all rows of `sources`), the upkeep of
-        the months it touched (`maintain`), then the manifest rows of `sources`, recording the
-        table versions (see the module docstring)."""
+               action: str = "ingest", *, derive: "Derive") -> CommitResult:
+        """Commit one lake version (see the module docstring): the staged parts of every
+        written table (replacing all rows of `sources`; with action "forget" or "repair" no
+        parts, only removals), the derived tables (`derive`, given the lake version readers
+        saw before: transforms.warehouse.derive.derive), the upkeep of the months it touched
+        (`maintain`), then the manifest rows of `sources`, naming every table's version."""
         from deltalake import CommitProperties, write_deltalake
 
         lakecommit.vacuum_hours(retention_hours)  # refused before anything is committed
         result = CommitResult(days=sorted(set(days)))
         if not self.remote:
             self.root.mkdir(parents=True, exist_ok=True)
+        before = self.snapshot()
         for t in DATA_TABLES:
             version, added, removed = self._commit_table(t, staging / t, sources, ingest_id)
-            result.versions[t] = version
+            result.versions[stored(t)] = version
             result.rows_added[t] = added
             result.rows_removed[t] = removed
+        extra = derive(self, before)
         # Before the manifest, so the versions it records include the compacted files (the
         # files compaction replaced may then be vacuumed without breaking that version).
         result.maintenance = self.maintain({month_of(d) for d in result.days}, retention_hours)
-        for t, v in self.versions().items():
-            if t != MANIFEST and result.versions.get(t, -1) >= 0:
-                result.versions[t] = v
+        result.versions = {t: v for t, v in self.versions().items()
+                           if t != MANIFEST and (v >= 0 or t in result.versions)}
         meta = {"action": action, "ingest_id": ingest_id, "files": sources[:1000],
-                "n_files": len(sources), "tables": result.versions,
-                "rows_added": result.rows_added, "rows_removed": result.rows_removed}
+                "n_files": len(sources), "layout": LAYOUT, "tables": result.versions,
+                "rows_added": result.rows_added, "rows_removed": result.rows_removed, **extra}
         data = manifest.cast(lake_schema(MANIFEST))
         predicate = in_predicate(sources)
 

@@ -23,7 +23,15 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from transforms.errors import RunlakeError
-from transforms.lake import DATA_TABLES, MANIFEST, MANIFEST_MADE, PARTITION, Lake, lake_schema
+from transforms.lake import (
+    MANIFEST,
+    MANIFEST_MADE,
+    PARTITION,
+    WRITTEN,
+    Derive,
+    Lake,
+    lake_schema,
+)
 
 DAMAGED = ".damaged"
 """lake/.damaged/: tables whose log could not be read, moved aside by a repair."""
@@ -53,7 +61,7 @@ def check(lake: Lake) -> list[Damage]:
     """What is damaged in the lake (empty when it holds what its logs claim)."""
     if not lake.is_there():
         return []
-    data = [t for t in DATA_TABLES if lake.exists(t)]
+    data = [t for t in WRITTEN if lake.exists(t)]
     if not lake.exists(MANIFEST):
         if data and lake.store.exists(MANIFEST_MADE):
             return [Damage(MANIFEST, "the ingest_files table is missing (lake/ingest_files)")]
@@ -68,20 +76,24 @@ def check(lake: Lake) -> list[Damage]:
         return [Damage(MANIFEST, f"the ingest_files table cannot be read: {_short(e)}",
                        unreadable=True)]
     out = []
-    for t in DATA_TABLES:
-        version = snapshot.get(t, -1)
-        if version < 0:
+    for t, version in sorted(snapshot.items()):
+        if version < 0 or t == MANIFEST:
             continue
+        # A derived table holds no input file's rows of its own: it is made again whole.
+        derived = t not in WRITTEN
         if not lake.exists(t):
-            out.append(Damage(t, f"the {t} table is missing (lake/{t})", unreadable=True))
+            out.append(Damage(t, f"the {t} table is missing (lake/{t})",
+                              set() if derived else None, unreadable=True))
             continue
         try:
             actions = pa.table(lake.open(t, version).get_add_actions(flatten=True))
         except Exception as e:  # noqa: BLE001
             out.append(Damage(t, f"the {t} table cannot be read at version {version}: "
-                              f"{_short(e)}", unreadable=True))
+                              f"{_short(e)}", set() if derived else None, unreadable=True))
             continue
-        damage = _files(lake, t, actions, sorted(known))
+        damage = _files(lake, t, actions, [] if derived else sorted(known))
+        if damage is not None and derived:
+            damage.sources, damage.unreadable = set(), True
         if damage is not None:
             out.append(damage)
     return out
@@ -155,16 +167,18 @@ class Repair:
     """Tables moved aside to lake/.damaged/ because their log could not be read."""
 
 
-def repair(lake: Lake) -> Repair:
+def repair(lake: Lake, derive: Derive) -> Repair:
     """Make the lake consistent again: drop damaged data files from their tables' logs, move
     aside tables whose log cannot be read, and remove every row (and the ingest_files row) of
     the input files that had rows in anything damaged, so that the next ingest of those files
-    reads them whole. Returns what was done; the caller reads the files again."""
+    reads them whole; a damaged derived table is moved aside and made again (`derive`).
+    Returns what was done; the caller reads the files again."""
     with lake.committing():
         found = check(lake)
         if not found:
             return Repair([], [])
-        everything = any(d.sources is None or d.unreadable for d in found)
+        everything = any(d.sources is None or (d.unreadable and d.table in WRITTEN)
+                         for d in found)
         moved = []
         for d in found:
             if d.unreadable and lake.remote and lake.store.is_dir(d.table, "_delta_log"):
@@ -173,7 +187,8 @@ def repair(lake: Lake) -> Repair:
                 lake.store.rmtree(d.table, "_delta_log")
                 moved.append(d.table)
             elif d.unreadable and not lake.remote and (lake.root / d.table).exists():
-                aside = lake.root / DAMAGED / f"{d.table}-{time.strftime('%Y%m%dT%H%M%S')}"
+                flat = d.table.replace("/", "-")
+                aside = lake.root / DAMAGED / f"{flat}-{time.strftime('%Y%m%dT%H%M%S')}"
                 aside.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(lake.root / d.table, aside)
                 moved.append(d.table)
@@ -183,7 +198,7 @@ def repair(lake: Lake) -> Repair:
             sources = _all_sources(lake)
         else:
             sources = set().union(*(d.sources or set() for d in found))
-        _forget(lake, sorted(sources))
+        _forget(lake, sorted(sources), derive)
         return Repair(found, sorted(sources), moved)
 
 
@@ -208,7 +223,7 @@ def _drop(lake: Lake, table: str, paths: Iterable[str]) -> None:
 def _all_sources(lake: Lake) -> set[str]:
     """Every input file with rows in a readable table or a row in ingest_files."""
     out: set[str] = set()
-    for t in (*DATA_TABLES, MANIFEST):
+    for t in (*WRITTEN, MANIFEST):
         try:
             dt = lake.open(t)
             if dt is not None:
@@ -220,15 +235,15 @@ def _all_sources(lake: Lake) -> set[str]:
     return out
 
 
-def _forget(lake: Lake, sources: list[str]) -> None:
-    """Remove every row of `sources` from every table, committed as one lake version."""
-    if not sources:
-        return
+def _forget(lake: Lake, sources: list[str], derive: Derive) -> None:
+    """Remove every row of `sources` from every table, committed as one lake version (also
+    with no sources: the derived tables are then made again)."""
     staging = lake.where.staging / f"repair-{uuid.uuid4().hex}"
     staging.mkdir(parents=True)
     try:
         empty = pa.Table.from_pylist([], schema=lake_schema(MANIFEST))
-        lake.commit(staging, sources, empty, f"repair-{uuid.uuid4().hex}")
+        lake.commit(staging, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
+                    derive=derive)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -14,8 +14,22 @@ import pyarrow.parquet as pq
 from transforms.contracts.schemas import TABLES
 
 PARTITION = "month"
+"""The partition column of the tables an ingest writes (YYYY-MM of `day`)."""
+WEEK = "week"
+"""The partition column of the derived tables (the Monday of the rows' week, YYYY-MM-DD):
+each is rewritten a week at a time."""
 MANIFEST = "ingest_files"
 DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
+LINES = "_lines"
+"""lake/_lines/<table>: the rows of each input line as read, for the lake tables whose rows
+the views resolve (a repeated run_id's losing lines, a span's run): lake/<table> holds what the
+views show, derived from them."""
+DERIVED = "_derived"
+"""lake/_derived/<name>: the derived tables behind the views (the intermediate views, and the
+lines that lose to a later line with their run_id)."""
+AS_READ = tuple(t for t in DATA_TABLES if t != "quarantine")
+"""The lake tables stored as read under lake/_lines/ and derived at lake/<table>; quarantine
+and ingest_files are what the views show as they are written."""
 STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
 """The columns whose minimum and maximum each data file records (`file_stats`): which input files
 a data file holds, and the days and runs it can be skipped for."""
@@ -152,10 +166,21 @@ statistics of STATS_COLUMNS, whatever their position in the table (by default on
 32 columns' are, and `source_file` comes after them in the wide tables)."""
 
 
+def stored(table: str) -> str:
+    """Where an ingest writes the rows of a lake table, relative to the lake: lake/_lines/<table>
+    for AS_READ tables, else lake/<table>."""
+    return f"{LINES}/{table}" if table in AS_READ else table
+
+
+WRITTEN = tuple(stored(t) for t in DATA_TABLES)
+"""The tables an ingest commits its rows to (before the derived tables and the manifest)."""
+
+
 def lake_schema(table: str) -> pa.Schema:
-    """The Delta schema of a lake table: its columns and the month partition column."""
-    t = TABLES[table]
+    """The Delta schema of a lake table as an ingest writes it (`table`, or its stored name
+    under lake/_lines/): its columns and the month partition column."""
+    t = TABLES[table.removeprefix(f"{LINES}/")]
     fields = [pa.field(c.name, c.type) for c in t.columns]
-    if table != MANIFEST:
+    if t.name != MANIFEST:
         fields.append(pa.field(PARTITION, pa.string()))
     return pa.schema(fields)

@@ -1,4 +1,8 @@
-"""Converting a lake written before Delta Lake (day links to version folders) on first use.
+"""Converting a lake written by an earlier runlake, once, on first use by a writer.
+
+A lake of Delta tables whose rows as ingested sit at lake/<table> (before the derived tables)
+has those tables moved to lake/_lines/<table> (`move_to_lines`); the next commit derives the
+rest. A lake written before Delta Lake (day links to version folders) is converted (`convert`):
 
 The old lake is read whole through DuckDB (its current day links, and the rows of lines that
 lost to a later line with the same run_id, which the Delta lake keeps in the tables), written
@@ -6,7 +10,6 @@ as Delta tables beside it, and swapped in; the old folder is kept as lake.before
 until the user removes it. Nothing is read from the input files again.
 """
 
-import fcntl
 import json
 import os
 import shutil
@@ -20,7 +23,50 @@ import pyarrow.compute as pc
 
 from transforms import db
 from transforms.contracts.schemas import TABLES
-from transforms.lake import MANIFEST, PARTITION, Lake, duckdb_type, lake_schema, sql_str
+from transforms.lake import (
+    AS_READ,
+    DERIVED,
+    LINES,
+    MANIFEST,
+    PARTITION,
+    Lake,
+    duckdb_type,
+    lake_schema,
+    sql_str,
+    stored,
+)
+from transforms.lake.core import LAYOUT
+
+
+def needs_move(lake: Lake) -> bool:
+    """A Delta lake whose rows as ingested are at lake/<table> (an earlier layout)."""
+    return lake.exists("runs") and not lake.exists(f"{LINES}/runs") \
+        and lake.meta().get("layout", 1) < LAYOUT
+
+
+def move_to_lines(lake: Lake) -> None:
+    """Move the tables as ingested of an earlier layout to lake/_lines/<table> (a rename of
+    each folder; a copy on object storage), and drop the derived folders that layout kept
+    outside Delta. Readers keep reading the lake versions before: their versions name the
+    same tables under their new names (Lake.snapshot)."""
+    with lake.committing():
+        if not needs_move(lake):
+            return  # another process moved it while this one waited
+        print(f"runlake: moving the lake's tables as ingested under {lake.uri(LINES)} "
+              "(once)", file=sys.stderr)
+        for t in AS_READ:
+            if not lake.exists(t):
+                continue
+            if lake.remote:
+                fs = lake.store.fs
+                src, dst = lake.store._key(t), lake.store._key(LINES, t)
+                fs.copy(src, dst, recursive=True)
+                fs.rm(src, recursive=True)
+            else:
+                (lake.root / LINES).mkdir(parents=True, exist_ok=True)
+                os.replace(lake.root / t, lake.root / LINES / t)
+        lake.store.rmtree(DERIVED)
+
 
 _DAY_OF_FOLDER = ("CAST(regexp_extract(_runlake_file, "
                   "'/day=([0-9]{4}-[0-9]{2}-[0-9]{2})/[^/]*$', 1) AS DATE) AS day")
@@ -61,8 +107,7 @@ def convert(lake: Lake) -> None:
 
     home = lake.local_home  # never on object storage (Lake.is_legacy)
     home.mkdir(parents=True, exist_ok=True)
-    with open(home / ".migrate.lock", "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    with lake.committing():
         if not lake.is_legacy():
             return  # another process converted it while this one waited
         print(f"runlake: converting the lake in {lake.root} to Delta Lake tables (once; the "
@@ -75,9 +120,10 @@ def convert(lake: Lake) -> None:
             for t in [*(t for t in TABLES if t != MANIFEST), MANIFEST]:
                 rows = _old_rows(con, lake.root, t)
                 meta = {"ingest_id": "migration", "files": [], "n_files": rows.num_rows,
-                        "tables": {t: 0 for t in TABLES if t != MANIFEST},
+                        "layout": LAYOUT,
+                        "tables": {stored(t): 0 for t in TABLES if t != MANIFEST},
                         "rows_added": {}, "rows_removed": {}}
-                write_deltalake((fresh / t).as_uri(), rows, mode="overwrite",
+                write_deltalake((fresh / stored(t)).as_uri(), rows, mode="overwrite",
                                 partition_by=[PARTITION] if t != MANIFEST else None,
                                 commit_properties=CommitProperties(
                                     custom_metadata={"runlake": json.dumps(meta)}))
@@ -89,4 +135,11 @@ def convert(lake: Lake) -> None:
         old = home / f"lake.before-delta-{time.strftime('%Y%m%dT%H%M%S')}"
         os.replace(lake.root, old)
         os.replace(fresh, lake.root)
-        (home / ".warehouse.duckdb.lake_state").unlink(missing_ok=True)
+
+
+def upgrade(lake: Lake) -> None:
+    """Bring a lake written by an earlier runlake to this layout (a writer's first step)."""
+    if lake.is_legacy():
+        convert(lake)
+    if needs_move(lake):
+        move_to_lines(lake)

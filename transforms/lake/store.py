@@ -3,12 +3,12 @@ the warehouse file, its stamps and locks, reports and staging always on a local 
 
 A home is a local folder (a Path) or an s3://bucket/prefix URL (a str: transforms.settings
 checks it). `locate(home)` says where each part lives; `Store` reads and writes the lake's
-own small files (the manifest marker, the tool registry, the model tables, the derived
-tables) the same way on both, so the code above it does not branch on where the lake is.
+own small files (the manifest marker, the tool registry, the model tables) and moves staged
+data files into place the same way on both, so the code above it does not branch on where the
+lake is.
 
-On object storage nothing is renamed: a file is written whole by one PUT, and a folder of
-several files (a derived version) is complete once its `_complete` marker, uploaded last, is
-there. Delta tables are committed by delta-rs with the store's conditional put.
+On object storage nothing is renamed: a file is written whole by one PUT. Delta tables are
+committed by delta-rs with the store's conditional put.
 """
 
 import contextlib
@@ -174,69 +174,12 @@ class Store:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(local, target)
 
-    def folder_ages(self, *parts: str) -> dict[str, float]:
-        """Subfolder name -> when it was last changed (seconds since the epoch): a local
-        folder's mtime; on an object store, its newest object's."""
-        if not self.remote:
-            try:
-                return {p.name: p.stat().st_mtime for p in self.path(*parts).iterdir()}
-            except OSError:
-                return {}
-        prefix = self._key(*parts)
-        out: dict[str, float] = {}
-        try:
-            found = self.fs.find(prefix, detail=True)
-        except FileNotFoundError:
-            return {}
-        for name, info in found.items():
-            rel = name[len(prefix):].strip("/")
-            if "/" not in rel or "LastModified" not in info:
-                continue
-            top = rel.split("/", 1)[0]
-            out[top] = max(out.get(top, 0.0), info["LastModified"].timestamp())
-        return out
-
     def rmtree(self, *parts: str) -> None:
         if self.remote:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.rm(self._key(*parts), recursive=True)
             return
         shutil.rmtree(self.path(*parts), ignore_errors=True)
-
-    def publish_folder(self, local: Path, *parts: str, last: str | None = None) -> bool:
-        """Move a finished local folder into place: a rename on a local store (False when
-        another process put one there first; `local` is then removed); on an object store,
-        its files uploaded with `last` (a completion marker) uploaded after the others."""
-        if not self.remote:
-            try:
-                os.replace(local, self.path(*parts))
-                return True
-            except OSError:
-                shutil.rmtree(local, ignore_errors=True)
-                return False
-        try:
-            files = sorted(local.iterdir(), key=lambda f: f.name == last)
-            for f in files:
-                self.fs.put_file(str(f), self._key(*parts, f.name))
-        finally:
-            shutil.rmtree(local.parent, ignore_errors=True)
-        return True
-
-    def tmp_folder(self, *parts: str) -> Path:
-        """A new local folder to make the folder `parts` in before `publish_folder`: beside
-        it on a local store (so the rename is atomic), in the scratch folder otherwise."""
-        if self.remote:
-            # In a staging folder of its own that names this process (an abandoned one is
-            # removed by the next ingest: transforms.ingest.clear_abandoned_staging).
-            holder = self.scratch / f"publish-{uuid.uuid4().hex}"
-            holder.mkdir(parents=True)
-            (holder / "owner.pid").write_text(str(os.getpid()))
-            folder = holder / parts[-1]
-        else:
-            target = self.path(*parts)
-            folder = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
-        folder.mkdir(parents=True)
-        return folder
 
 
 @dataclass(frozen=True)

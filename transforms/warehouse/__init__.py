@@ -1,18 +1,22 @@
-"""Builds RUNLAKE_HOME/warehouse.duckdb: a file of views over the lake, plus `flag_codes` and
-the model alias and price tables (`model_aliases`, `model_prices`: transforms.contracts.models).
+"""The warehouse: the views over a lake version that people query, and
+RUNLAKE_HOME/warehouse.duckdb, a small DuckDB file of those views (no data: the views read the
+lake's tables), with `flag_codes` and the model alias and price tables.
 
-`staging.stg_<table>` reads each lake table as stored; the SQL under `sql/` builds everything
-else on them, among it the public view of each lake table (runs, messages, spans, ...), where
-links across files are resolved (a span's run, a run's model and token totals from its spans,
-flags derived from several tables).
+`staging.stg_<table>` reads each lake table as ingested (lake/_lines/<table>); the SQL under
+`sql/` builds everything else, most of it stored by the commit that made the lake version
+(transforms.warehouse.derive): each intermediate view reads lake/_derived/<name>, and the public
+view of each lake table (runs, messages, spans, ...) reads lake/<table>. SQL under `sql/` is
+applied in build order (transforms.warehouse.sqlfiles); a broken reference fails the build
+loudly and leaves the previous warehouse in place.
 
-The file is built aside and renamed into place, so readers holding the old one `read_only`
-are never broken, and it holds no data but small lookup tables: opening it is cheap. SQL under
-`sql/` is applied in layer order (macros, staging, intermediate, marts, checks); a broken
-reference fails the build loudly and leaves the previous warehouse in place.
+Writers build the file (transforms.warehouse.publishing); readers never write: `connect` opens
+the file when it shows the lake's newest version from this home, and otherwise (a commit not
+yet followed by a build, a moved or copied home, a home the user cannot write) makes the same
+views in memory.
 """
 
 import importlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,33 +26,25 @@ from transforms.lake.store import locate
 if TYPE_CHECKING:
     import duckdb
 
-    from transforms.warehouse.derived import (
-        DERIVED,
-        GROUP_WEEKS,
-        NEIGHBOUR_DAYS,
-        WEEKS,
-        WEEKS_FILE,
-        derive,
-    )
+    from transforms.warehouse.derive import GROUP_WEEKS, NEIGHBOUR_DAYS, derive
     from transforms.warehouse.publishing import (
         STORAGE_VERSION,
         at,
         build,
+        in_memory,
         is_current,
         live,
         publish,
     )
     from transforms.warehouse.sqlfiles import SQL_DIR, view_docs
 
-__all__ = ["DERIVED", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "STORAGE_VERSION",
-           "WEEKS", "WEEKS_FILE", "WarehouseError", "at", "build", "connect", "derive",
-           "is_current", "live", "path", "publish", "reports", "view_docs"]
+__all__ = ["BUILD", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "STORAGE_VERSION",
+           "WarehouseError", "at", "build", "connect", "derive", "in_memory", "is_current",
+           "live", "newest_log", "path", "publish", "reports", "view_docs"]
 
 FILE_NAME = "warehouse.duckdb"
-FORGET_PENDING = ".forget.pending"
-"""Beside the warehouse file while a forget runs (its files, its commit's id, its pid): a
-reader that finds it builds the views again first if that forget committed (it was killed
-before it could), so that no reader sees forgotten rows (publishing.finish_pending)."""
+BUILD = "runlake.build"
+"""The table of warehouse.duckdb naming the home and the manifest log version it was built for."""
 
 
 def path(home: Path | str) -> Path:
@@ -63,54 +59,61 @@ def reports(home: Path | str) -> Path:
     return locate(home).reports
 
 
-def _built_stamp(home: Path | str) -> Path:
-    """The lake state (and home) the published warehouse file was built from."""
-    target = path(home)
-    return target.with_name(f".{target.name}.lake_state")
+def newest_log(home: Path | str) -> int:
+    """The newest commit of the lake's manifest (lake/ingest_files/_delta_log), from one
+    listing of its log: -1 when there is none. Any commit after a build (a lake version, a
+    vacuum) makes warehouse.duckdb stale."""
+    where = locate(home)
+    store = where.lake()
+    try:
+        if store.remote:
+            names = [str(n).rsplit("/", 1)[-1] for n in
+                     store.fs.ls(store.url("ingest_files", "_delta_log")[len("s3://"):],
+                                 detail=False)]
+        else:
+            names = os.listdir(store.path("ingest_files", "_delta_log"))
+    except (FileNotFoundError, NotADirectoryError):
+        return -1
+    found = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+    return max(found, default=-1)
 
 
 def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConnection":
-    """A read-only connection to the warehouse; many may be open while a writer ingests. In a
-    moved or copied home the views are built again first (they name the lake's files). For an
-    s3:// home the connection reads the lake's files through s3fs. Opening a published
-    warehouse imports duckdb and nothing heavier. `temp`: the folder it spills into (default
-    DuckDB's, beside the file; a sandboxed connection needs its own, db.sandbox)."""
+    """A read-only connection to the warehouse; many may be open while a writer ingests. It
+    writes nothing: when warehouse.duckdb is missing, shows an older lake version, or was
+    built in another folder (a moved or copied home), the views are made in memory over the
+    lake as it is now. For an s3:// home the connection reads the lake's files through s3fs.
+    Opening a current warehouse file imports duckdb and nothing heavier. `temp`: the folder it
+    spills into (default DuckDB's, beside the file; a sandboxed connection needs its own,
+    db.sandbox)."""
+    import duckdb
+
     from transforms import db
 
     where = locate(home)
     target = where.warehouse
-    if (where.folder / FORGET_PENDING).exists():
-        from transforms.warehouse.publishing import finish_pending
+    extra = {} if temp is None else {"temp_directory": str(temp)}
+    if target.exists():
+        try:
+            con = db.connect(str(target), read_only=True, **extra)
+        except duckdb.Error:
+            con = None  # damaged: the views in memory until a writer builds it again
+        if con is not None:
+            from transforms.warehouse.publishing import built_for
 
-        finish_pending(home)
-    if not target.exists():
-        from transforms.lake import Lake
+            if built_for(con) == (where.name, newest_log(home)):
+                if where.remote:
+                    db.use_filesystem(con, where.lake().fs)
+                return con
+            con.close()
+    if newest_log(home) < 0:
+        raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
+    from transforms.warehouse.publishing import in_memory
 
-        if where.remote and Lake(home).exists("ingest_files"):
-            _publish(home)  # a lake another machine ingested: its views, built here
-        else:
-            raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` "
-                                    "first")
-    built = _built_stamp(home)
-    if not built.exists() or not built.read_text().endswith(f"\n{where.name}"):
-        # A moved or copied home (its views name the old paths), or one whose stamp is
-        # missing (copied without it, or a build that died before writing it).
-        _publish(home)
-    con = db.connect(str(target), read_only=True,
-                     **({} if temp is None else {"temp_directory": str(temp)}))
-    if where.remote:
-        db.use_filesystem(con, where.lake().fs)
-    return con
+    return in_memory(home, temp=temp)
 
 
-def _publish(home: Path | str) -> None:
-    from transforms.warehouse.publishing import publish
-
-    publish(home)
-
-
-_LAZY = {"DERIVED": "derived", "GROUP_WEEKS": "derived", "NEIGHBOUR_DAYS": "derived",
-         "WEEKS": "derived", "WEEKS_FILE": "derived", "derive": "derived",
+_LAZY = {"GROUP_WEEKS": "derive", "NEIGHBOUR_DAYS": "derive", "derive": "derive",
          "SQL_DIR": "sqlfiles", "view_docs": "sqlfiles"}
 
 

@@ -15,11 +15,11 @@ from sqlglot import exp
 
 from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.errors import InputError
-from transforms.lake import MANIFEST, Lake, sql_str
-from transforms.lake.staging import staging_views
+from transforms.lake import MANIFEST, Lake, sql_str, stored
 from transforms.lake.store import locate
 from transforms.warehouse.dialects import DIALECTS, macros, relations, translate_query
 from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
+from transforms.warehouse.staging import staging_views
 
 LOOKUPS = ("flag_codes", "model_aliases", "model_prices")
 """Lookup tables of the warehouse, inlined as VALUES."""
@@ -162,13 +162,13 @@ def lake_sources(home: Path | str, naming: Naming,
     for t in TABLES:
         view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
         cols = schema["staging"][view]
-        v = versions.get(t, -1)
+        v = versions.get(stored(t), -1)
         if v < 0:
             sources[view] = values_sql(cols, [], naming.dialect)
             continue
         listing = ", ".join(cols)
         if naming.dialect == "spark":
-            quoted = lake.uri(t).replace("`", "``")
+            quoted = lake.uri(stored(t)).replace("`", "``")
             sources[view] = (f"SELECT {listing} FROM delta.`{quoted}` "
                              f"VERSION AS OF {v}")
         else:
@@ -176,7 +176,7 @@ def lake_sources(home: Path | str, naming: Naming,
                              f"FOR VERSION AS OF {v}")
             once.append(f"CALL {catalog}.system.register_table(schema_name => "
                         f"{sql_str(bare_schema)}, table_name => {sql_str('lake_' + t)}, "
-                        f"table_location => {sql_str(lake.uri(t))})")
+                        f"table_location => {sql_str(lake.uri(stored(t)))})")
     return sources, once
 
 

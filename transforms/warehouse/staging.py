@@ -1,21 +1,33 @@
-"""The staging layer of the warehouse: a view per lake table (its files at one lake version),
-the lines that lose to a later line with their run_id left out of the run tables' views, and
-the lookups every build needs (flag_codes, the tool registry, the model tables)."""
+"""The staging layer of the warehouse: a view per lake table over the rows an ingest wrote (its
+files at one lake version), the lines that lose to a later line with their run_id left out of
+the run tables' views, and the lookups every build needs (flag_codes, the tool registry, the
+model tables)."""
 
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import duckdb
 
 from transforms import db
-from transforms.contracts import models
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.errors import WarehouseError
-from transforms.lake import REGISTRY, REGISTRY_SCHEMA, Lake, duckdb_type, files_sql, sql_str
+from transforms.lake import (
+    DERIVED,
+    REGISTRY,
+    REGISTRY_SCHEMA,
+    Lake,
+    duckdb_type,
+    files_sql,
+    sql_str,
+    stored,
+)
+from transforms.warehouse.lookups import install_stored
 
-if TYPE_CHECKING:
-    from transforms.warehouse.derived import Window
+SUPERSEDED = f"{DERIVED}/superseded_lines"
+"""The stored lines that lose to a later line with their run_id (SUPERSEDED_LINES), over the
+whole lake: one narrow scan of the runs as read per lake version."""
 
 SUPERSEDED_LINES = """
     SELECT run_id, day, source_file, source_line, win_day, win_file, win_line
@@ -30,7 +42,19 @@ SUPERSEDED_LINES = """
     )
     WHERE rank_ > 1"""
 """Lines whose run_id a later line (by source file path, then line number) also carries: the
-later line wins, the earlier lines' rows stay in the lake and are left out of the views."""
+later line wins; the earlier lines' rows stay in lake/_lines/ and are left out of the views."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """Some days of the lake: the staging views read only the files holding rows of
+    `first`..`last` (by the files' day statistics) and only those days' rows."""
+
+    first: date
+    last: date
+    files: dict[str, list[str]]
+    """Lake table -> the files of its rows as written that may hold rows of those days."""
+    columns: dict[str, set[str]]
 
 
 def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
@@ -50,32 +74,26 @@ def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
     return views
 
 
-def prepare(con: duckdb.DuckDBPyConnection, home: Path | str,
-             snapshot: dict[str, int] | None = None, derived: str | None = None,
-             window: "Window | None" = None) -> None:
-    """Schemas, a staging view per lake table (its files at the `snapshot` versions, default
-    the lake's newest consistent version; with a `window`, only its days), flag_codes,
-    model_aliases and model_prices."""
-    prepare_tables(con, home, snapshot, derived, window)
-    prepare_lookups(con, home)
+def prepare(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[str, int],
+            window: Window | None = None) -> None:
+    """Schemas, a staging view per lake table (its files at the `snapshot` versions; with a
+    `window`, only its days), flag_codes, model_aliases and model_prices."""
+    prepare_tables(con, lake, snapshot, window)
+    prepare_lookups(con, lake)
 
 
-def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path | str,
-                    snapshot: dict[str, int] | None = None, derived: str | None = None,
-                    window: "Window | None" = None) -> None:
-    """The schemas and the staging views of `_prepare` (`derived`: the folder of the derived
-    tables in the lake, relative to it)."""
-    lake_ = Lake(home)
-    store = lake_.store
-    db.use_filesystem(con, store.fs)
-    versions = lake_.snapshot() if snapshot is None else snapshot
+def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[str, int],
+                   window: Window | None = None) -> None:
+    """The schemas and the staging views of `prepare`. The superseded lines are read as the
+    lake version stores them (SUPERSEDED), else computed."""
+    db.use_filesystem(con, lake.store.fs)
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
     for t in TABLES:
-        v = versions.get(t, -1)
+        v = snapshot.get(stored(t), -1)
         if window is None or t == "ingest_files":
-            files = lake_.file_uris(t, v) if v >= 0 else []
-            present = lake_.columns(t, v) if files else None
+            files = lake.file_uris(stored(t), v) if v >= 0 else []
+            present = lake.columns(stored(t), v) if files else None
         else:
             files, present = window.files[t], window.columns[t]
         body = files_sql(files, t, present)
@@ -84,15 +102,17 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path | str,
                     f"AND DATE '{window.last}'")
         name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
         con.execute(f"CREATE VIEW staging.{name} AS {body}")
-    # Every line keeps its rows in the lake; the views show the winning line of each run_id.
-    stored = (*derived.split("/"), "superseded_lines.parquet") if derived is not None else None
-    if stored is not None and store.exists(*stored):
-        con.execute("CREATE VIEW staging.stg_superseded_lines AS SELECT * FROM "
-                    f"read_parquet({sql_str(store.url(*stored))}, hive_partitioning = false)")
-    for name, sql in staging_views(with_superseded=stored is None
-                                   or not store.exists(*stored)):
+    # Every line keeps its rows in lake/_lines; the views show the winning line of each run_id.
+    kept = snapshot.get(SUPERSEDED, -1)
+    if kept >= 0:
+        files = lake.file_uris(SUPERSEDED, kept)
+        body = (f"SELECT * FROM read_parquet([{', '.join(sql_str(f) for f in files)}], "
+                "hive_partitioning = false)") if files else _empty_superseded()
+        con.execute(f"CREATE VIEW staging.stg_superseded_lines AS {body}")
+    for name, sql in staging_views(with_superseded=kept < 0):
         con.execute(f"CREATE VIEW staging.{name} AS {sql}")
     # The tool registry the last ingest checked calls against (empty without one).
+    store = lake.store
     if store.exists(REGISTRY, "tools.parquet"):
         registry = store.url(REGISTRY, "tools.parquet") if store.remote \
             else str(store.path(REGISTRY, "tools.parquet").resolve())
@@ -105,9 +125,15 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, home: Path | str,
     con.execute(f"CREATE VIEW staging.stg_tool_registry AS {source}")
 
 
-def prepare_lookups(con: duckdb.DuckDBPyConnection, home: Path | str) -> None:
-    """flag_codes and the model tables of `_prepare`."""
-    lake = Lake(home).store
+def _empty_superseded() -> str:
+    return ("SELECT CAST(NULL AS VARCHAR) AS run_id, CAST(NULL AS DATE) AS day, "
+            "CAST(NULL AS VARCHAR) AS source_file, CAST(NULL AS BIGINT) AS source_line, "
+            "CAST(NULL AS DATE) AS win_day, CAST(NULL AS VARCHAR) AS win_file, "
+            "CAST(NULL AS BIGINT) AS win_line WHERE false")
+
+
+def prepare_lookups(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
+    """flag_codes and the model tables of `prepare`."""
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
@@ -115,7 +141,7 @@ def prepare_lookups(con: duckdb.DuckDBPyConnection, home: Path | str) -> None:
     con.execute("INSERT INTO flag_codes VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)),
                 [v for row in rows for v in row])
     # The model alias and price tables the last ingest stored (else the shipped ones).
-    models.install(con, models.stored(lake) or models.load())
+    install_stored(con, lake.store)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, f: Path) -> None:
