@@ -14,7 +14,7 @@ from tests.transforms.test_lake import table_digests
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
-from transforms.lake import Lake, doctor
+from transforms.lake import Lake, doctor, stored
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
 DAYS = ("2026-11-18", "2026-11-19", "2026-11-20")
@@ -37,7 +37,8 @@ def clean(landing: Path, tmp_path: Path) -> dict[str, str]:
 
 
 def _data_files(home: Path, table: str) -> list[Path]:
-    return sorted((home / "lake" / table).glob("month=*/*.parquet"))
+    """The data files an ingest wrote for a lake table (its rows as read)."""
+    return sorted((home / "lake" / stored(table)).glob("month=*/*.parquet"))
 
 
 def _damaged_home(landing: Path, tmp_path: Path, damage: Callable[[Path], None]) -> Path:
@@ -110,21 +111,21 @@ def test_a_damaged_log_entry_is_found_and_the_table_read_again(
 
 def test_a_truncated_derived_file_is_computed_again(landing: Path, tmp_path: Path,
                                                     clean: dict[str, str]) -> None:
-    """The derived tables are a cache: a damaged file is found and computed again by the next
-    ingest or `runlake doctor`, and the views answer as before."""
-    home = _damaged_home(landing, tmp_path, lambda h: None)
-    weeks = home / "lake" / warehouse.DERIVED / warehouse.WEEKS
-    target = sorted(weeks.glob("*/int_runs.parquet"))[0]
-    os.truncate(target, 10)
-    assert not warehouse.is_current(home)
-    res = CliRunner().invoke(app, ["doctor", "--home", str(home)])
-    assert res.exit_code == 0 and "built again" in res.output, res.output
-    assert table_digests(home) == clean
-    assert warehouse.is_current(home)
-    os.truncate(sorted(weeks.glob("*/int_flags.parquet"))[0], 0)
-    report = ingest([landing], home, workers=1)
-    assert all(f.skipped for f in report.files)
-    assert warehouse.is_current(home) and table_digests(home) == clean
+    """A derived table holds no input's rows of its own: a damaged file of one is found like
+    any other, and the repair makes that table again from the rows as read (no input file is
+    read again)."""
+    def cut(h: Path) -> None:
+        target = sorted((h / "lake" / "_derived" / "int_runs").glob("week=*/*.parquet"))[0]
+        os.truncate(target, 10)
+
+    home = _damaged_home(landing, tmp_path, cut)
+    _repair_and_compare(home, landing, clean, "_derived/int_runs table")
+
+
+def test_a_deleted_public_table_is_made_again(landing: Path, tmp_path: Path,
+                                              clean: dict[str, str]) -> None:
+    home = _damaged_home(landing, tmp_path, lambda h: shutil.rmtree(h / "lake" / "messages"))
+    _repair_and_compare(home, landing, clean, "messages table is missing")
 
 
 def test_an_input_file_that_is_gone_is_listed(landing: Path, tmp_path: Path) -> None:

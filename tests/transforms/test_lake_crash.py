@@ -21,11 +21,12 @@ import os, signal, sys
 from pathlib import Path
 from transforms import lake
 from transforms.lake import files as lakefiles
-from transforms.warehouse import publishing
+from transforms.warehouse import derive, publishing
 from transforms.ingest import ingest
 
 owner, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-target = {"Lake": lake.Lake, "lakefiles": lakefiles, "warehouse": publishing}[owner]
+target = {"Lake": lake.Lake, "lakefiles": lakefiles, "warehouse": publishing,
+          "derive": derive}[owner]
 real = getattr(target, name)
 calls = [0]
 
@@ -44,11 +45,12 @@ STAGES = [
     ("lakefiles", "file_stats", 1),   # staged files moved into runs, nothing committed
     ("Lake", "_commit_table", 1),     # runs committed, the other tables not
     ("Lake", "_commit_table", 5),     # half of the tables committed
-    ("Lake", "_commit_table", 9),     # every data table committed, the manifest not
-    ("Lake", "commit", 1),            # the manifest committed, nothing compacted or published
-    ("Lake", "maintain", 1),          # compacted or not, nothing published
-    ("warehouse", "derive", 1),       # derived, not built
-    ("warehouse", "build", 1),        # built, its stamp not written
+    ("Lake", "_commit_table", 9),     # every data table committed, nothing derived
+    ("derive", "replace_partitions", 1),   # one derived table rewritten
+    ("derive", "replace_partitions", 12),  # most derived tables rewritten, flags not
+    ("Lake", "maintain", 1),          # every table derived and compacted, the manifest not
+    ("Lake", "commit", 1),            # the manifest committed, the warehouse file not built
+    ("warehouse", "build", 1),        # built
 ]
 
 

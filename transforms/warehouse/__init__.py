@@ -26,7 +26,7 @@ from transforms.lake.store import locate
 if TYPE_CHECKING:
     import duckdb
 
-    from transforms.warehouse.derive import GROUP_WEEKS, NEIGHBOUR_DAYS, derive
+    from transforms.warehouse.derive import GROUP_WEEKS, NEIGHBOUR_DAYS
     from transforms.warehouse.publishing import (
         STORAGE_VERSION,
         at,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from transforms.warehouse.sqlfiles import SQL_DIR, view_docs
 
 __all__ = ["BUILD", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "STORAGE_VERSION",
-           "WarehouseError", "at", "build", "connect", "derive", "in_memory", "is_current",
+           "WarehouseError", "at", "build", "connect", "in_memory", "is_current",
            "live", "newest_log", "path", "publish", "reports", "view_docs"]
 
 FILE_NAME = "warehouse.duckdb"
@@ -113,7 +113,7 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
     return in_memory(home, temp=temp)
 
 
-_LAZY = {"GROUP_WEEKS": "derive", "NEIGHBOUR_DAYS": "derive", "derive": "derive",
+_LAZY = {"GROUP_WEEKS": "derive", "NEIGHBOUR_DAYS": "derive",
          "SQL_DIR": "sqlfiles", "view_docs": "sqlfiles"}
 
 
