@@ -1,4 +1,5 @@
-"""The `runlake` command: ingest, sql, views, history, doctor, report, import, schema, validate.
+"""The `runlake` command: ingest, sql, views, history, doctor, publish, report, import, schema,
+validate.
 
 Every command runs the same functions as the Dagster assets; errors in the input or the query
 are printed as one clear message with a non-zero exit, never as a traceback (cli.app). One module

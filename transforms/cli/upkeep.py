@@ -1,5 +1,5 @@
-"""`runlake history`, `forget` and `doctor`: the lake's versions, taking a file's rows out,
-and the lake's check and repair."""
+"""`runlake history`, `forget`, `doctor` and `publish`: the lake's versions, taking a file's
+rows out, the lake's check and repair, and bringing the warehouse up to date."""
 
 from pathlib import Path
 from typing import Annotated
@@ -46,6 +46,25 @@ def history_cmd(
         t.add_row(str(v["version"]), when, v.get("action", "ingest"), _printable(files),
                   per(v.get("rows_added")) or "–", per(v.get("rows_removed")) or "–")
     out.print(t, highlight=False, markup=False)
+
+
+@app.command("publish")
+def publish_cmd(home: HomeOpt = None) -> None:
+    """Bring the warehouse up to the lake's newest version: derive the tables again when the
+    SQL, the tool registry or the model tables changed, and build warehouse.duckdb. A writer,
+    like ingest: `sql`, `report` and `views` never write, and read a stale or moved warehouse
+    through the lake's tables instead."""
+    from transforms import warehouse
+    from transforms.lake import Lake
+
+    h = _home(home)
+    if not Lake(h).is_there():
+        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    settings = _settings()
+    target = warehouse.publish(h, settings.retention_hours)
+    out.print(_printable(f"warehouse: {target} (lake version "
+                         f"{Lake(h).snapshot().get('ingest_files', 0)})"),
+              highlight=False, markup=False)
 
 
 @app.command("forget")

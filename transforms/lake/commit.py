@@ -170,8 +170,7 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
 
     table = stored(name)
     parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
-    if not parts and not lake.exists(table):
-        return -1, 0, 0
+    # Made by the first commit even with no rows: every lake table is there to be read.
     dt = lake.open(table) or lake._create(table)
     config = dt.metadata().configuration
     if any(config.get(k) != v for k, v in TABLE_PROPERTIES.items()):

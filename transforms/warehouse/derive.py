@@ -111,17 +111,37 @@ def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
     """Step 2 of a commit (transforms.lake.core.Derive): rewrite the derived tables for what the
     written tables changed since the lake version `before` (the versions readers saw). Returns
     what the manifest commit records: `derived_from` and the weeks rewritten."""
-    scratch = claim_staging(lake.where.staging / f"derive-{uuid.uuid4().hex}")
-    try:
-        return _derive(lake, before, scratch)
-    finally:
-        clear_staging(scratch)
+    out: dict[str, Any] = {}
+    for attempt in range(COMMIT_ROUNDS):
+        scratch = claim_staging(lake.where.staging / f"derive-{uuid.uuid4().hex}")
+        try:
+            now = lake.versions()
+            got = _derive(lake, before, scratch, now, trusted=attempt > 0)
+            out = {**got, "weeks_derived": got["weeks_derived"] if attempt == 0
+                   else f"{out['weeks_derived']}+{got['weeks_derived']}"}
+        finally:
+            clear_staging(scratch)
+        # Another writer (on object storage, where no lock keeps writers apart) committed rows
+        # while these weeks were derived: derive again what its commits changed.
+        after = lake.versions()
+        if all(after.get(stored(t), -1) == now.get(stored(t), -1) for t in TABLES):
+            break
+        before = {**after, **{stored(t): now.get(stored(t), -1) for t in TABLES},
+                  MANIFEST: before.get(MANIFEST, -1)}
+    return out
 
 
-def _derive(lake: Lake, before: dict[str, int], scratch: Path) -> dict[str, Any]:
-    now = lake.versions()
+COMMIT_ROUNDS = 5
+"""At most this many derive passes in one commit (one, unless other writers commit rows)."""
+
+
+def _derive(lake: Lake, before: dict[str, int], scratch: Path, now: dict[str, int],
+            trusted: bool = False) -> dict[str, Any]:
+    """One derive pass over the written tables at `now` (`trusted`: the derived tables at
+    `before` were made with this digest)."""
     key = digest(lake)
-    previous = lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
+    previous = {"derived_from": key} if trusted else (
+        lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {})
     # Every week when the SQL or the lookups changed, or a derived table is not there (a
     # first commit, or one a repair moved aside).
     expected = [*(derived(f.stem) for f in _intermediate()), *PUBLIC, SUPERSEDED]

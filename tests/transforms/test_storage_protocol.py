@@ -1,0 +1,158 @@
+"""One storage protocol: the lake's public tables hold what the warehouse's views show (any
+Delta reader counts what the warehouse counts), and reading never writes: `runlake sql`,
+`report` (but for its report) and `views` change no file of a home, and `runlake sql` answers
+from a home that was moved, or that the user cannot write."""
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from tests.transforms.test_lake import run
+from transforms import lake as lake_mod
+from transforms import warehouse
+from transforms.cli import app
+from transforms.forget import forget
+from transforms.ingest import ingest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
+
+
+def _counts_agree(home: Path) -> dict[str, int]:
+    """Each public lake table's row count by polars, checked against the warehouse's view."""
+    con = warehouse.connect(home)
+    try:
+        out = {}
+        for t in lake_mod.TABLES:
+            n = pl.scan_delta(str(home / "lake" / t)).select(pl.len()).collect().item()
+            (want,) = con.execute(f"SELECT count(*) FROM {t}").fetchone() or (None,)
+            assert n == want, t
+            out[t] = n
+        return out
+    finally:
+        con.close()
+
+
+def test_public_tables_hold_the_winning_line_of_a_repeated_run_id(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """A run_id carried by lines of two files: lake/runs, lake/messages and the rest hold the
+    later line's rows only, as the views do; forgetting the later file brings the earlier
+    line's rows back into them, and the lines as read stay in lake/_lines."""
+    a = write_lines([run("r1", "2026-11-20", "first"), run("r2", "2026-11-20")],
+                    name="a.responses.jsonl")
+    b = write_lines([run("r1", "2026-11-23", "second")], name="b.responses.jsonl")
+    ingest([a, b], home)
+    counts = _counts_agree(home)
+    assert counts["runs"] == 2 and counts["messages"] == 2
+    runs = pl.read_delta(str(home / "lake" / "runs")).sort("run_id")
+    assert runs.select("run_id", "final_response").rows() == [("r1", "second"), ("r2", "ok")]
+    lines = pl.scan_delta(str(home / "lake" / "_lines" / "runs")).select(pl.len()).collect()
+    assert lines.item() == 3
+    forget([b], home)
+    _counts_agree(home)
+    runs = pl.read_delta(str(home / "lake" / "runs")).sort("run_id")
+    assert runs.select("run_id", "final_response").rows() == [("r1", "first"), ("r2", "ok")]
+
+
+def test_public_tables_count_what_the_warehouse_counts_on_the_samples(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ingest([SAMPLES], home, tools=SAMPLES / "tools.yaml")
+    counts = _counts_agree(home)
+    assert all(counts[t] > 0 for t in ("runs", "messages", "spans", "llm_calls", "flags"))
+
+
+def _files(home: Path) -> dict[str, tuple[int, int]]:
+    """Every file under a home but its reports, with its size and mtime."""
+    return {str(p.relative_to(home)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in home.rglob("*") if p.is_file() and p.relative_to(home).parts[0] != "reports"}
+
+
+READS = [
+    ["sql", "select status, count(*) from runs group by 1"],
+    ["sql", "select count(*) from v_regressions", "--as-of", "1"],
+    ["views"],
+    ["views", "--dialect", "spark"],
+    ["history"],
+    ["report", "--day", "2026-11-20"],
+]
+
+
+def _read_everything(home: Path) -> None:
+    for args in READS:
+        res = CliRunner().invoke(app, [*args, "--home", str(home)])
+        assert res.exit_code == 0, (args, res.output)
+
+
+@pytest.mark.parametrize("state", ["current", "built_before_last_commit", "moved"])
+def test_reading_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              state: str) -> None:
+    """Whatever the warehouse file says (current, older than the lake, built in another
+    folder), the reading commands change no file of the home but the report they write."""
+    from transforms.warehouse import publishing
+
+    home = tmp_path / "home"
+    days = sorted(p for p in SAMPLES.iterdir() if p.is_dir())
+    ingest(days[:-1], home, tools=SAMPLES / "tools.yaml")
+    if state == "built_before_last_commit":
+        def dying(*args: Any) -> None:
+            raise OSError("killed")
+
+        monkeypatch.setattr(publishing, "build", dying)
+        with pytest.raises(OSError):
+            ingest(days[-1:], home, tools=SAMPLES / "tools.yaml")
+        monkeypatch.undo()
+        assert not warehouse.is_current(home)
+    else:
+        ingest(days[-1:], home, tools=SAMPLES / "tools.yaml")
+    if state == "moved":
+        moved = tmp_path / "elsewhere" / "home"
+        moved.parent.mkdir()
+        shutil.move(str(home), str(moved))
+        home = moved
+    before = _files(home)
+    _read_everything(home)
+    assert _files(home) == before
+    if state != "current":
+        assert not warehouse.is_current(home)
+
+
+def _can_mount_read_only() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _can_mount_read_only(),
+                    reason="this machine does not let a user make a mount namespace")
+def test_sql_answers_on_a_read_only_mount_of_a_moved_home(tmp_path: Path) -> None:
+    """A home copied elsewhere and mounted read-only (a mount namespace of its own, so nothing
+    of it can be written): `runlake sql` answers from the lake's tables."""
+    first = tmp_path / "first"
+    ingest([SAMPLES / "2026-11-20"], first)
+    home = tmp_path / "copy"
+    shutil.copytree(first, home)
+    shutil.rmtree(first)
+    runlake = Path(sys.executable).parent / "runlake"
+    script = (f'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && '
+              f'! touch "$1/probe" 2>/dev/null && '
+              f'"{runlake}" sql "select count(*) as n from runs" --home "$1" --format json')
+    res = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(home)],
+                         capture_output=True, timeout=300, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    con = warehouse.connect(home)
+    try:
+        (want,) = con.execute("SELECT count(*) FROM runs").fetchone() or (None,)
+    finally:
+        con.close()
+    assert json.loads(res.stdout) == [{"n": want}]
