@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -121,6 +121,15 @@ def unstorable(name: str) -> str | None:
     if "#" in name:
         return "a # (delta-rs lists no history of a table under it)"
     return None
+
+
+class DataFile(NamedTuple):
+    """A data file of a table (its absolute path or URL) with the first and last day of its
+    rows (None when the file carries no statistics)."""
+
+    path: str
+    first: date | None
+    last: date | None
 
 
 class Lake:
@@ -322,7 +331,7 @@ class Lake:
             raise RunlakeError(f"the lake table {table} cannot be read ({e}); run "
                                "`runlake doctor --repair`") from e
 
-    def file_days(self, table: str, version: int) -> list[tuple[str, date | None, date | None]]:
+    def file_days(self, table: str, version: int) -> list["DataFile"]:
         """The data files of `table` at `version` (absolute paths) with the first and last
         day of their rows (None when the file carries no statistics)."""
         dt = self.open(table, version) if version >= 0 else None
@@ -333,7 +342,7 @@ class Lake:
         n = actions.num_rows
         lo = actions.column("min.day").to_pylist() if "min.day" in names else [None] * n
         hi = actions.column("max.day").to_pylist() if "max.day" in names else [None] * n
-        return sorted((self.store.url(table, *unquote(path).split("/")), a, b)
+        return sorted(DataFile(self.store.url(table, *unquote(path).split("/")), a, b)
                       for path, a, b in zip(
             actions.column("path").to_pylist(), lo, hi, strict=True))
 

@@ -44,6 +44,7 @@ from transforms.lake import (
     stored,
 )
 from transforms.lake.commit import replace_partitions
+from transforms.lake.core import DataFile
 from transforms.warehouse.sqlfiles import reads, sql_files
 from transforms.warehouse.staging import (
     SUPERSEDED,
@@ -199,11 +200,11 @@ def _intermediate() -> list[Path]:
     return [f for f in sql_files() if f.parent.name == "intermediate"]
 
 
-def _all_weeks(files: dict[str, list[tuple[str, date | None, date | None]]]) -> set[date | None]:
+def _all_weeks(files: dict[str, list[DataFile]]) -> set[date | None]:
     out: set[date | None] = set()
     for t in PUBLIC:
-        for _, a, b in files[t]:
-            out |= _weeks_between(a, b, 0)
+        for f in files[t]:
+            out |= _weeks_between(f.first, f.last, 0)
     return out
 
 
@@ -226,11 +227,11 @@ def _touched_weeks(lake: Lake, before: dict[str, int], now: dict[str, int]) -> s
     out: set[date | None] = set()
     for t in PUBLIC:
         name = stored(t)
-        old = {f: (a, b) for f, a, b in lake.file_days(name, before.get(name, -1))}
-        new = {f: (a, b) for f, a, b in lake.file_days(name, now.get(name, -1))}
-        for f in old.keys() ^ new.keys():
-            a, b = old.get(f) or new[f]
-            out |= _weeks_between(a, b, MARGIN_DAYS)
+        old = {f.path: f for f in lake.file_days(name, before.get(name, -1))}
+        new = {f.path: f for f in lake.file_days(name, now.get(name, -1))}
+        for path in old.keys() ^ new.keys():
+            f = old.get(path) or new[path]
+            out |= _weeks_between(f.first, f.last, MARGIN_DAYS)
     return out
 
 
@@ -285,7 +286,7 @@ def week_sql(key: str | None) -> str:
 
 
 def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Path,
-             weeks: list[date], files: dict[str, list[tuple[str, date | None, date | None]]],
+             weeks: list[date], files: dict[str, list[DataFile]],
              columns: dict[str, set[str]]) -> None:
     """Compute the intermediate views and the public tables for `weeks`, a group of adjacent
     weeks in one pass, into scratch/out/<name>/week=<week>/ (and each one's schema beside,
@@ -302,7 +303,8 @@ def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Pat
             first = (group[0] if group else date(1970, 1, 5)) - timedelta(days=MARGIN_DAYS)
             last = (group[-1] if group else date(1970, 1, 5)) + timedelta(days=6 + MARGIN_DAYS)
             window = Window(first, last, {
-                t: [f for f, a, b in fs if a is None or b is None or (a <= last and b >= first)]
+                t: [f.path for f in fs if f.first is None or f.last is None
+                    or (f.first <= last and f.last >= first)]
                 for t, fs in files.items()}, columns)
             for schema in ("staging", "intermediate", "checks"):
                 con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
