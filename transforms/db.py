@@ -19,7 +19,7 @@ def connect(database: str = ":memory:", read_only: bool = False,
 
 WORK_MEMORY = "500MB"
 """What DuckDB may hold in memory while it derives a lake's weeks (it spills the rest to
-disk), so that an ingest stays under 1 GB whatever the size of its night."""
+disk), so that an ingest's memory stays bounded whatever the size of its night."""
 
 
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:

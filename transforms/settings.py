@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from transforms.errors import InputError
 
 MAX_RETENTION_HOURS = 876_000
-"""The longest retention (100 years of 8,760 hours): vacuum takes whole hours, and a longer
+"""The longest retention (100 years): vacuum takes whole hours, and a longer
 one (or an infinite one) is no retention delta-rs can count."""
 
 
@@ -132,7 +132,8 @@ _LOADED: dict[tuple[tuple[str, str], ...], Settings] = {}
 def load() -> Settings:
     """The settings from the environment; a bad value raises an InputError naming each
     variable that holds one (`RUNLAKE_WORKERS='-x': Input should be a valid integer, ...`).
-    Read once per state of the environment (an ingest asks ~20 times; each read costs 5 ms)."""
+    Read once per state of the environment: an ingest asks many times, and each read
+    validates every setting again."""
     key = tuple(sorted(os.environ.items()))
     found = _LOADED.get(key)
     if found is not None:

@@ -29,7 +29,9 @@ from transforms.warehouse import checks
 
 LAKE_GROUP = "lake"
 WRITER_TAG = "runlake/writer"
-"""Run tag of every run that writes the lake; dagster.yaml lets one such run go at a time."""
+"""Run tag of every run that writes the lake (the `ingest_day` job's). No limit is set on it:
+day partitions ingest in parallel, as many at once as dagster.yaml's max_concurrent_runs, and
+a lake commit that conflicts with another is retried."""
 
 PARTITIONS = dg.DynamicPartitionsDefinition(name="landing_days")
 """One partition per UTC day the landing folder has files for, keyed `YYYY-MM-DD`; see
@@ -205,7 +207,8 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
     can_subset=False,
 )
 def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
-    """Ingest one day's landing files into the lake (Parquet, partitioned by day)."""
+    """Ingest one landing day's files into the lake (Delta tables partitioned by month; the
+    rows go to the days of their runs, which may differ from the landing day)."""
     s = runlake.settings()
     day = partition_day(context.partition_key)
     files = files_by_day(s.landing).get(day, [])

@@ -1,11 +1,11 @@
 """A large local file read by the workers themselves, one byte range each.
 
 The parent only plans: it reads the file once to find where lines begin and how many lines
-come before each range (counting newlines, ~3 GB/s), and hands out ranges, not bytes. Each
-worker reads its range, parses it, and hashes the digest pieces (streams.HASH_PIECE) that begin
-in it; the parent combines the pieces' digests into the file's (streams.combine), the same
-digest a file read whole gets. So the parent neither hashes nor copies the input to the
-workers, and its memory does not grow with the block size.
+come before each range (counting newlines, far faster than parsing), and hands out ranges, not
+bytes. Each worker reads its range, parses it, and hashes the digest pieces (streams.HASH_PIECE)
+that begin in it; the parent combines the pieces' digests into the file's (streams.combine),
+the same digest a file read whole gets. So the parent neither hashes nor copies the input to
+the workers, and its memory does not grow with the block size.
 
 Range k holds the lines that begin in [k*B, (k+1)*B) (B: the block size), so a line belongs to
 exactly one range and the line numbers and byte offsets are those of a whole read.

@@ -78,8 +78,8 @@ class BlockResult:
 def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
     """Read and normalize several blocks (consecutive ranges of a large file, or small files'
     whole contents) and stage their rows in one Parquet file per table and month, under the
-    first task's part name, a row group per ROW_GROUP_INPUT bytes of input: the rows of one
-    group at a time are in memory, and an ingest stages few, large files that the lake need
+    first task's part name, a row group per ROW_GROUP_INPUT bytes of input: only the rows of
+    the group being written are in memory, and an ingest stages few, large files that the lake need
     not compact. The counts of each block."""
     # The rows are tuples without cycles: with the cyclic collector on, building the Arrow
     # columns rescans millions of them (a third of the time of to_arrow).
@@ -103,8 +103,8 @@ ROW_GROUP_INPUT = 16 * 1024 * 1024
 
 MAX_BUFFERED_ROWS = 250_000
 """A block's rows are written out whenever this many are held, whatever the block's size in
-bytes: a block of 8 MB of two-byte lines is 4 million quarantine rows, which held whole would
-take gigabytes."""
+bytes: a block of two-byte lines holds half as many quarantine rows as it has bytes (millions
+for a block of readers.DEFAULT_BLOCK_BYTES), which held whole would take gigabytes."""
 
 
 def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:

@@ -61,6 +61,12 @@ class PassRateCard:
     chart: charts.PassRateChart
 
 
+WORSE_MIN_FINDINGS = 3
+"""A flag code is worse on the latest day only from this many findings on it, and only when
+they are more than WORSE_FACTOR times the baseline's daily mean."""
+WORSE_FACTOR = 2
+
+
 @dataclass
 class FlagRow:
     code: str
@@ -70,7 +76,8 @@ class FlagRow:
     new: bool
     """Findings on the latest day and none in the baseline."""
     worse: bool
-    """At least 3 on the latest day and more than twice the baseline's daily mean."""
+    """At least 3 on the latest day and more than twice the baseline's daily mean
+    (WORSE_MIN_FINDINGS, WORSE_FACTOR)."""
 
 
 def pass_rate_cards(data: ReportData) -> list[PassRateCard]:
@@ -97,7 +104,8 @@ def flag_rows(rows: list[dict[str, Any]], n_baseline_days: int) -> list[FlagRow]
         latest = r["latest"] or 0
         out.append(FlagRow(r["code"], r["severity"], per_day, latest,
                            new=bool(latest and not r["baseline"]),
-                           worse=latest > 2 * per_day and latest >= 3))
+                           worse=latest > WORSE_FACTOR * per_day
+                           and latest >= WORSE_MIN_FINDINGS))
     return out
 
 
