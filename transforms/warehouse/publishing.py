@@ -123,7 +123,7 @@ def build(home: Path | str) -> Path:
 
 def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
             build_file: bool = True) -> Path:
-    """Bring the warehouse up to the lake's newest version, one writer at a time: derive the
+    """Bring the warehouse up to the lake's newest version, under the commit lock: derive the
     tables again first when the SQL, the tool registry or the model tables changed since the
     lake version was committed (a new lake version), then build warehouse.duckdb unless it is
     current (or `build_file` is False)."""
