@@ -156,3 +156,46 @@ def test_sql_answers_on_a_read_only_mount_of_a_moved_home(tmp_path: Path) -> Non
     finally:
         con.close()
     assert json.loads(res.stdout) == [{"n": want}]
+
+
+def test_a_lake_of_the_layout_before_derived_tables_is_moved_once(
+        write_lines: Callable[..., Path], home: Path, capfd: Any) -> None:
+    """A lake whose tables as ingested sit at lake/<table> and whose last version names them
+    so (the layout before the derived tables): readers say to publish; `runlake publish` moves
+    them under lake/_lines/ once and derives the rest; the answers are what they were."""
+    from deltalake import CommitProperties, write_deltalake
+
+    from transforms.errors import InputError
+    from transforms.lake import AS_READ, MANIFEST
+
+    ingest([write_lines([run("r1", "2026-11-20"), run("r2", "2026-11-21")])], home)
+    con = warehouse.connect(home)
+    want = con.execute("SELECT run_id, final_response FROM runs ORDER BY 1").fetchall()
+    con.close()
+    lake = lake_mod.Lake(home)
+    old = {}
+    for t in AS_READ:
+        shutil.rmtree(home / "lake" / t)
+        shutil.move(str(home / "lake" / "_lines" / t), str(home / "lake" / t))
+        old[t] = lake.open(t).version()
+    shutil.rmtree(home / "lake" / "_lines")
+    shutil.rmtree(home / "lake" / "_derived")
+    meta = {"action": "ingest", "ingest_id": "old", "files": [], "n_files": 0,
+            "tables": {**old, "quarantine": lake.open("quarantine").version()}}
+    write_deltalake(lake.delta_uri(MANIFEST), lake.open(MANIFEST).to_pyarrow_table().slice(0, 0),
+                    mode="overwrite", predicate="false", commit_properties=CommitProperties(
+                        custom_metadata={"runlake": json.dumps(meta)}))
+    with pytest.raises(InputError, match="runlake publish"):
+        warehouse.connect(home)
+    res = CliRunner().invoke(app, ["publish", "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    assert "moving the lake's tables" in res.output + capfd.readouterr().err
+    assert (home / "lake" / "_lines" / "runs" / "_delta_log").is_dir()
+    _counts_agree(home)
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT run_id, final_response FROM runs ORDER BY 1").fetchall() \
+            == want
+    finally:
+        con.close()
+    assert warehouse.is_current(home)

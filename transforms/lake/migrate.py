@@ -66,6 +66,9 @@ def move_to_lines(lake: Lake) -> None:
                 (lake.root / LINES).mkdir(parents=True, exist_ok=True)
                 os.replace(lake.root / t, lake.root / LINES / t)
         lake.store.rmtree(DERIVED)
+        # What that layout kept beside the warehouse file: its stamp, lock and marker.
+        for left in (".warehouse.duckdb.lake_state", ".publish.lock", ".forget.pending"):
+            (lake.where.folder / left).unlink(missing_ok=True)
 
 
 _DAY_OF_FOLDER = ("CAST(regexp_extract(_runlake_file, "
