@@ -27,6 +27,7 @@ from transforms.lake import (
     clear_staging,
     doctor,
 )
+from transforms.lake.core import KnownFile
 from transforms.lake.summary import summarize
 from transforms.normalize.columns import ColumnBuffers
 from transforms.read import ranges
@@ -145,8 +146,9 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         checked = tools_sha if f.kind in CHECKED_KINDS else None
         # Unchanged: same bytes, read to their end, as the same kind against the same registry.
         prev = known.get(f.source_file)
-        if prev is not None and prev[1:4] == (f.size, checked, f.kind or "unknown") \
-                and not (prev[4] and f.kind in READABLE_KINDS) and prev[0] == _sha(f):
+        if prev is not None and prev.bytes == f.size and prev.tools_sha256 == checked \
+                and prev.kind == (f.kind or "unknown") \
+                and not (prev.error and f.kind in READABLE_KINDS) and prev.sha256 == _sha(f):
             fr.skipped = True
             if progress:
                 progress(f.size)
@@ -205,16 +207,16 @@ class _Copies:
     ingest: the same content under another name is the same data. Only files whose size and
     kind match another's are hashed before they are read."""
 
-    def __init__(self, known: dict[str, tuple[str, int, str | None, str | None, str | None]],
-                 files: list[InputFile]) -> None:
+    def __init__(self, known: dict[str, KnownFile], files: list[InputFile]) -> None:
         self.known = known
         self.present = {f.source_file for f in files}
         # (size, kind) -> [(source_file, digest or None while not worked out, the file of this
         # ingest or None for an ingested one)]
         self.by_size: dict[tuple[int, str], list[tuple[str, str | None, InputFile | None]]] = {}
-        for src, (sha, size, _, kind, error) in known.items():
-            if not error:
-                self.by_size.setdefault((size, kind or "unknown"), []).append((src, sha, None))
+        for src, k in known.items():
+            if not k.error:
+                self.by_size.setdefault((k.bytes, k.kind or "unknown"), []).append(
+                    (src, k.sha256, None))
 
     def of(self, f: InputFile) -> tuple[str | None, str | None]:
         """(same_as, renamed_from) for a file not ingested before: same_as names the file
