@@ -41,6 +41,7 @@ from transforms.read.readers import (
 )
 from transforms.read.streams import combine, file_sha256
 from transforms.read.worker import BlockResult, BlockTask, process_batch
+from transforms.warehouse import lookups
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -167,7 +168,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         # so the views are computed again below, without reading any file again.
         if not lake.remote:
             lake.root.mkdir(parents=True, exist_ok=True)
-        report.model_tables_changed = models.store(lake.store, tables)
+        report.model_tables_changed = lookups.store(lake.store, tables)
     try:
         claim_staging(staging)
         all_days: set[date] = set()

@@ -8,12 +8,13 @@ import pytest
 
 from transforms import warehouse
 from transforms.contracts import models
+from transforms.warehouse import lookups
 
 
 @pytest.fixture(scope="module")
 def con() -> duckdb.DuckDBPyConnection:
     c = duckdb.connect()
-    models.install(c, models.load())  # the lookup tables canonical_model() reads
+    lookups.install(c, models.load())  # the lookup tables canonical_model() reads
     for f in warehouse.sql_files():
         if f.parent.name == "macros":
             c.execute(f.read_text())

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from transforms import db
-from transforms.contracts import models
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.errors import WarehouseError
 from transforms.lake import REGISTRY, REGISTRY_SCHEMA, Lake, duckdb_type, files_sql, sql_str
+from transforms.warehouse import lookups as models
 
 if TYPE_CHECKING:
     from transforms.warehouse.derived import Window

@@ -5,8 +5,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from transforms import db
-from transforms.contracts import models
 from transforms.lake.core import scan_sql
+from transforms.warehouse import lookups as models
 from transforms.warehouse.sqlfiles import SQL_DIR
 
 if TYPE_CHECKING:
