@@ -30,6 +30,7 @@ from transforms.lake import (
 from transforms.lake.core import KnownFile
 from transforms.lake.summary import summarize
 from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.worker import BlockResult, BlockTask, process_batch
 from transforms.read import ranges
 from transforms.read.dates import date_folder
 from transforms.read.discover import discover
@@ -40,7 +41,6 @@ from transforms.read.readers import (
     InputFile,
 )
 from transforms.read.streams import combine, file_sha256
-from transforms.read.worker import BlockResult, BlockTask, process_batch
 from transforms.warehouse import lookups
 
 Progress = Callable[[int], None]
@@ -425,7 +425,7 @@ def _fork_server() -> BaseContext:
     """A fork server, started once per process with the worker module preloaded, forks each
     worker from a clean process: no inherited DuckDB threads, and no per-worker import cost."""
     ctx = get_context("forkserver")
-    ctx.set_forkserver_preload(["transforms.read.worker"])
+    ctx.set_forkserver_preload(["transforms.normalize.worker"])
     return ctx
 
 

@@ -11,10 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.contracts.schemas import TABLES
+from transforms.contracts.schemas import MANIFEST, PARTITION, TABLES
 
-PARTITION = "month"
-MANIFEST = "ingest_files"
 DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
 STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
 """The columns whose minimum and maximum each data file records (`file_stats`): which input files
