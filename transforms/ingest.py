@@ -19,6 +19,7 @@ from pathlib import Path
 
 from transforms import warehouse
 from transforms.contracts import models, registry
+from transforms.ingest_summary import summarize
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
     OWNER,
@@ -28,7 +29,6 @@ from transforms.lake import (
     doctor,
 )
 from transforms.lake.core import KnownFile
-from transforms.lake.summary import summarize
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.worker import BlockResult, BlockTask, process_batch
 from transforms.read import ranges
@@ -185,7 +185,11 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
                 tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
-            summarize(staging, report, tables)
+            counts = summarize(staging, tables)
+            report.rows = counts.rows
+            report.flags_by_code = counts.flags_by_code
+            report.quarantine_by_code = counts.quarantine_by_code
+            report.unpriced_models = counts.unpriced_models
             if reg is not None:
                 lake.write_registry(reg.rows())
             with lake.committing():
