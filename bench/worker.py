@@ -17,8 +17,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from transforms.normalize.worker import BlockTask, StagedParts, _without_cyclic_gc, normalize_block
 from transforms.read.readers import BlockReader, InputFile
-from transforms.read.worker import BlockTask, StagedParts, _without_cyclic_gc, normalize_block
 
 
 def main() -> None:

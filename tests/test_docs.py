@@ -11,6 +11,8 @@ from devtools.docs import BEGIN, DICTIONARY, END, block
 from tests.conftest import REPO
 from transforms import warehouse
 from transforms.contracts.flags import CATALOG
+from transforms.contracts.schemas import TABLES
+from transforms.warehouse.checks import CHECKS
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
@@ -41,6 +43,19 @@ def test_one_flag_catalog(tmp_path: Path) -> None:
     finally:
         con.close()
     assert stored == catalog
+
+
+def test_data_checks_documented() -> None:
+    """docs/dagster.md names the data checks the pipeline runs (transforms.warehouse.checks),
+    no other, each on its table, the blocking ones as such."""
+    text = (REPO / "docs" / "dagster.md").read_text()
+    part = text[text.index("- **Checks**"):text.index("On `nightly_report`")]
+    named = set(re.findall(r"`([a-z_]+)`", part)) - set(TABLES) - {"warehouse_views"}
+    assert named == {c.name for c in CHECKS}
+    for c in CHECKS:
+        after = part[part.index(f"`{c.name}`"):]
+        assert f" on `{c.table}`" in after[:after.index(" on `") + len(c.table) + 6]
+        assert after.startswith(f"`{c.name}` on `{c.table}` (ERROR, blocking") == c.blocking
 
 
 def slug(heading: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from transforms import warehouse
 from transforms.contracts import models, registry
+from transforms.ingest_summary import summarize
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
     OWNER,
@@ -27,8 +28,9 @@ from transforms.lake import (
     clear_staging,
     doctor,
 )
-from transforms.lake.summary import summarize
+from transforms.lake.core import KnownFile
 from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.worker import BlockResult, BlockTask, process_batch
 from transforms.read import ranges
 from transforms.read.dates import date_folder
 from transforms.read.discover import discover
@@ -39,7 +41,7 @@ from transforms.read.readers import (
     InputFile,
 )
 from transforms.read.streams import combine, file_sha256
-from transforms.read.worker import BlockResult, BlockTask, process_batch
+from transforms.warehouse import lookups
 from transforms.warehouse.derive import derive
 
 Progress = Callable[[int], None]
@@ -145,8 +147,9 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         checked = tools_sha if f.kind in CHECKED_KINDS else None
         # Unchanged: same bytes, read to their end, as the same kind against the same registry.
         prev = known.get(f.source_file)
-        if prev is not None and prev[1:4] == (f.size, checked, f.kind or "unknown") \
-                and not (prev[4] and f.kind in READABLE_KINDS) and prev[0] == _sha(f):
+        if prev is not None and prev.bytes == f.size and prev.tools_sha256 == checked \
+                and prev.kind == (f.kind or "unknown") \
+                and not (prev.error and f.kind in READABLE_KINDS) and prev.sha256 == _sha(f):
             fr.skipped = True
             if progress:
                 progress(f.size)
@@ -165,7 +168,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         # so the views are computed again below, without reading any file again.
         if not lake.remote:
             lake.root.mkdir(parents=True, exist_ok=True)
-        report.model_tables_changed = models.store(lake.store, tables)
+        report.model_tables_changed = lookups.store(lake.store, tables)
     try:
         claim_staging(staging)
         all_days: set[date] = set()
@@ -182,7 +185,11 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
                 tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
-            summarize(staging, report, tables)
+            counts = summarize(staging, tables)
+            report.rows = counts.rows
+            report.flags_by_code = counts.flags_by_code
+            report.quarantine_by_code = counts.quarantine_by_code
+            report.unpriced_models = counts.unpriced_models
             if reg is not None:
                 lake.write_registry(reg.rows())
             with lake.committing():
@@ -206,16 +213,16 @@ class _Copies:
     ingest: the same content under another name is the same data. Only files whose size and
     kind match another's are hashed before they are read."""
 
-    def __init__(self, known: dict[str, tuple[str, int, str | None, str | None, str | None]],
-                 files: list[InputFile]) -> None:
+    def __init__(self, known: dict[str, KnownFile], files: list[InputFile]) -> None:
         self.known = known
         self.present = {f.source_file for f in files}
         # (size, kind) -> [(source_file, digest or None while not worked out, the file of this
         # ingest or None for an ingested one)]
         self.by_size: dict[tuple[int, str], list[tuple[str, str | None, InputFile | None]]] = {}
-        for src, (sha, size, _, kind, error) in known.items():
-            if not error:
-                self.by_size.setdefault((size, kind or "unknown"), []).append((src, sha, None))
+        for src, k in known.items():
+            if not k.error:
+                self.by_size.setdefault((k.bytes, k.kind or "unknown"), []).append(
+                    (src, k.sha256, None))
 
     def of(self, f: InputFile) -> tuple[str | None, str | None]:
         """(same_as, renamed_from) for a file not ingested before: same_as names the file
@@ -423,7 +430,7 @@ def _fork_server() -> BaseContext:
     """A fork server, started once per process with the worker module preloaded, forks each
     worker from a clean process: no inherited DuckDB threads, and no per-worker import cost."""
     ctx = get_context("forkserver")
-    ctx.set_forkserver_preload(["transforms.read.worker"])
+    ctx.set_forkserver_preload(["transforms.normalize.worker"])
     return ctx
 
 

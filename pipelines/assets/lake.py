@@ -60,26 +60,8 @@ def partition_day(key: str) -> date:
         raise dg.Failure(f"partition {key!r} is not a landing day (YYYY-MM-DD); delete it "
                          "from the landing_days partitions") from None
 
-# The checks and the table each belongs to; lines_accounted_for blocks the warehouse.
-CHECKS = {
-    "lines_accounted_for": "ingest_files",
-    "quarantine_share_below_limit": "quarantine",
-    "contract_violation_rate_below_limit": "runs",
-    "truncation_rate_below_limit": "runs",
-    "latest_day_is_fresh": "runs",
-}
-CHECK_DOCS = {
-    "lines_accounted_for": "Every input line is a row, a quarantine row or blank, and the lake "
-                           "holds those rows. ERROR: blocks publishing the warehouse.",
-    "quarantine_share_below_limit": "The day's quarantined lines stay under "
-                                    "RUNLAKE_MAX_QUARANTINE_SHARE.",
-    "contract_violation_rate_below_limit": "The day's runs with an error-severity contract "
-                                           "finding stay under "
-                                           "RUNLAKE_MAX_CONTRACT_VIOLATION_RATE.",
-    "truncation_rate_below_limit": "The day's truncated runs stay under "
-                                   "RUNLAKE_MAX_TRUNCATION_RATE.",
-    "latest_day_is_fresh": "The newest day with runs ended at most RUNLAKE_FRESHNESS_HOURS ago.",
-}
+# The checks and the table each belongs to (transforms.warehouse.checks.CHECKS).
+CHECKS = {c.name: c.table for c in checks.CHECKS}
 
 
 def _column_schema(table: str) -> dg.TableSchema:
@@ -200,9 +182,9 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
     specs=[dg.AssetSpec(name, group_name=LAKE_GROUP, description=t.grain,
                         metadata={"dagster/column_schema": _column_schema(name)})
            for name, t in TABLES.items()],
-    check_specs=[dg.AssetCheckSpec(name, asset=table, description=CHECK_DOCS[name],
-                                   blocking=name == "lines_accounted_for")
-                 for name, table in CHECKS.items()],
+    check_specs=[dg.AssetCheckSpec(c.name, asset=c.table, description=c.description,
+                                   blocking=c.blocking)
+                 for c in checks.CHECKS],
     partitions_def=PARTITIONS,
     can_subset=False,
 )

@@ -1,12 +1,12 @@
 -- Purpose: every finding once, stored once per commit: the flags raised while reading lines,
 -- with their runs resolved through spans, and those derived from several tables. The lake keeps
 -- every observation; here the observations of one finding key (a tool call or a message that
--- later LLM calls' prompts repeat) within one run and code are one row: the run's own transcript
--- when it saw it, else the first observation by file, line and span. A finding counts toward
--- its run (run_day, the run's day) when it is within a day of the run; others (spans linked to
--- no run, or to a run further away) are one row per trace (or run), code, key and day. n_seen
--- counts the observations. Rows of a lake written before flags.source existed get their source
--- from span_id.
+-- later LLM calls' prompts repeat) within one scope (finding_scope: the run, else the trace)
+-- and code are one row: the run's own transcript when it saw it, else the first observation by
+-- file, line and span. A finding counts toward its run (run_day, the run's day) when it is
+-- within a day of the run; others (spans linked to no run, or to a run further away) are one
+-- row per trace (or run), code, key and day. n_seen counts the observations. Rows of a lake
+-- written before flags.source existed get their source from span_id.
 -- Grain: one row per finding.
 create or replace view intermediate.int_flags as
 with span_runs as (
@@ -23,8 +23,11 @@ read_flags as (
                 case when read_flags.span_id is null then 'response' else 'span' end
             ) as source
         ),
-        coalesce(read_flags.run_id, span_runs.run_id, 'trace:' || span_runs.trace_id)
-            as finding_scope
+        finding_scope(
+            coalesce(read_flags.run_id, span_runs.run_id),
+            span_runs.trace_id,
+            read_flags.finding_key
+        ) as finding_scope
     from staging.stg_flags as read_flags
     left join span_runs
         on
@@ -48,7 +51,7 @@ located as (
 single as (
     select * exclude (finding_scope), 1::bigint as n_seen
     from located
-    where finding_key is null or finding_scope is null
+    where finding_scope is null
 ),
 
 keyed as (
@@ -61,7 +64,7 @@ keyed as (
                      span_id asc nulls first, message_index asc, call_index asc, detail asc
         ) as observation
     from located
-    where finding_key is not null and finding_scope is not null
+    where finding_scope is not null
     window finding as (
         partition by finding_scope, code, finding_key, case when run_day is null then day end
     )

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from transforms.read import worker
+from transforms.normalize import worker
 from transforms.read.readers import Block
 
 

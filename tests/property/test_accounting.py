@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
 from transforms.lake import Lake
+from transforms.normalize.worker import BlockTask, normalize_block
 from transforms.read.readers import BOM, BlockReader, InputFile
-from transforms.read.worker import BlockTask, normalize_block
 from transforms.warehouse import connect
 
 GOOD = [b'{"run_id": "a", "response": {"final_response": "ok"}}',

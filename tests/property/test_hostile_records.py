@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from devtools.synth import make_spans, runs, to_otlp
 from transforms.contracts.registry import Registry, load
 from transforms.contracts.schemas import TABLES
+from transforms.normalize.worker import BlockTask, normalize_block
 from transforms.read.readers import BlockReader, InputFile
-from transforms.read.worker import BlockTask, normalize_block
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70)

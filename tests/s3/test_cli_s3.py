@@ -11,7 +11,7 @@ from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
 from transforms.lake import Lake
-from transforms.lake.store import filesystem
+from transforms.objectstore import filesystem
 
 runner = CliRunner()
 

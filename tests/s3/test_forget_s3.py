@@ -11,7 +11,7 @@ from tests.s3.conftest import BUCKET
 from tests.transforms.test_lake import table_digests
 from transforms.cli import app
 from transforms.lake import Lake, history
-from transforms.lake.store import filesystem
+from transforms.objectstore import filesystem
 
 DAY = "2026-11-20"
 

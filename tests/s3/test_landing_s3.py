@@ -17,7 +17,7 @@ from tests.transforms.test_lake import table_digests
 from transforms.cli import app
 from transforms.ingest import ingest
 from transforms.lake import Lake
-from transforms.lake.store import filesystem
+from transforms.objectstore import filesystem
 from transforms.read.landing import files_by_day
 
 SAMPLES = REPO / "data_samples"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from transforms import settings, warehouse
-from transforms.lake.store import cache_folder, locate
+from transforms.lake.store import locate
+from transforms.objectstore import cache_folder
 
 
 def test_s3_urls_are_kept_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:

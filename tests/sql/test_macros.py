@@ -8,12 +8,13 @@ import pytest
 
 from transforms import warehouse
 from transforms.contracts import models
+from transforms.warehouse import lookups
 
 
 @pytest.fixture(scope="module")
 def con() -> duckdb.DuckDBPyConnection:
     c = duckdb.connect()
-    models.install(c, models.load())  # the lookup tables canonical_model() reads
+    lookups.install(c, models.load())  # the lookup tables canonical_model() reads
     for f in warehouse.sql_files():
         if f.parent.name == "macros":
             c.execute(f.read_text())
@@ -111,3 +112,30 @@ def test_cmh_terms_by_hand(con: duckdb.DuckDBPyConnection) -> None:
     assert (e, v) == (pytest.approx(6.0), pytest.approx(240000 / 122500))
     assert con.execute("SELECT cmh_expected(0, 4, 2), cmh_variance(3, 0, 2)").fetchone() == \
         (None, None)
+
+
+def test_finding_scope_by_hand(con: duckdb.DuckDBPyConnection) -> None:
+    # A keyed observation counts once in its run, else in its trace; no key, or neither a run
+    # nor a trace: a finding of its own (null).
+    assert con.execute(
+        "SELECT finding_scope('run-1', 'tr-1', 'k'), finding_scope(NULL, 'tr-1', 'k'), "
+        "finding_scope('run-1', NULL, 'k'), finding_scope('run-1', 'tr-1', NULL), "
+        "finding_scope(NULL, NULL, 'k'), finding_scope(NULL, NULL, NULL)").fetchone() == \
+        ("run-1", "trace:tr-1", "run-1", None, None, None)
+
+
+def test_finding_scope_counts_repeats_once(con: duckdb.DuckDBPyConnection) -> None:
+    # Seven observations of code X: key a in run-1 three times (its transcript and two LLM
+    # calls' prompts) -> 1; key a in run-2 -> 1 more (another run); key b in trace tr-9 with
+    # no run, twice -> 1; two unkeyed observations in run-1 -> 2 (each its own). 1+1+1+2 = 5.
+    got = con.execute("""
+        WITH obs(run_id, trace_id, finding_key) AS (VALUES
+            ('run-1', 'tr-1', 'a'), ('run-1', 'tr-1', 'a'), ('run-1', NULL, 'a'),
+            ('run-2', 'tr-2', 'a'), (NULL, 'tr-9', 'b'), (NULL, 'tr-9', 'b'),
+            ('run-1', 'tr-1', NULL), ('run-1', 'tr-1', NULL)),
+        scoped AS (SELECT finding_key, finding_scope(run_id, trace_id, finding_key) AS scope
+                   FROM obs)
+        SELECT count(*) FILTER (WHERE scope IS NULL)
+               + count(DISTINCT (scope, finding_key)) FILTER (WHERE scope IS NOT NULL)
+        FROM scoped""").fetchone()[0]
+    assert got == 5

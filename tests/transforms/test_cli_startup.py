@@ -26,8 +26,11 @@ def test_help_names_every_command_and_import_format() -> None:
 
     from transforms.cli import app
     from transforms.import_formats import FORMATS
-    from transforms.importers import IMPORTERS
+    from transforms.importers import IMPORTERS, KNOWN, Importer
 
+    # IMPORTERS is made from FORMATS and KNOWN: both name every importer, once.
+    known = [i.name for i in KNOWN if isinstance(i, Importer)]
+    assert sorted(known) == sorted(FORMATS)
     assert list(FORMATS) == list(IMPORTERS)
     assert all(FORMATS[n] == i.describe for n, i in IMPORTERS.items())
     result = CliRunner().invoke(app, ["import", "--help"])

@@ -20,6 +20,7 @@ from transforms.contracts.schemas import VIEW_COLUMNS
 from transforms.errors import InputError
 from transforms.ingest import IngestReport
 from transforms.lake import duckdb_type
+from transforms.warehouse import lookups
 
 DAY = "2026-11-20"
 T0 = 1795136400000000000  # 2026-11-20T01:00:00Z in ns: the spans on their runs' day
@@ -28,7 +29,7 @@ T0 = 1795136400000000000  # 2026-11-20T01:00:00Z in ns: the spans on their runs'
 def _canonical(tables: models.ModelTables, names: list[str | None]) -> list[str | None]:
     con = duckdb.connect()
     try:
-        models.install(con, tables)
+        lookups.install(con, tables)
         con.execute((warehouse.SQL_DIR / "macros" / "canonical_model.sql").read_text())
         return [con.execute("SELECT canonical_model(?)", [n]).fetchone()[0] for n in names]
     finally:
@@ -157,7 +158,7 @@ def test_the_shipped_gpt_4o_price_has_its_history() -> None:
     assert all(p.price_from is None for p in tables.prices if p.model != "gpt-4o")
     con = duckdb.connect()
     try:
-        models.install(con, tables)
+        lookups.install(con, tables)
         assert con.execute("SELECT price_from::varchar, price_to::varchar FROM model_prices "
                            "WHERE model = 'gpt-4o' ORDER BY 1").fetchall() == [
             ("2024-05-13", "2024-10-02"), ("2024-10-02", None)]
@@ -421,7 +422,7 @@ def test_overrides_through_the_settings_apply_at_the_next_ingest(
             ("https://acme.example/pricing", "2026-11-20", str(prices))]
     finally:
         con.close()
-    stored = json.loads((home / "lake" / models.STORED).read_text())
+    stored = json.loads((home / "lake" / lookups.STORED).read_text())
     assert any(p["model"] == "acme-chat" for p in stored["prices"])
 
 

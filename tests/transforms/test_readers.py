@@ -126,6 +126,18 @@ def test_kinds_by_name_and_folder(tmp_path: Path) -> None:
     assert kind_of(Path("responses/notes.txt")) is None
 
 
+def test_one_list_of_kinds() -> None:
+    """The kinds a file name, a folder or --kind can give, and the kinds the worker has a
+    normalizer for, are one list: readers.Kind (KINDS, READABLE_KINDS and the suffixes follow
+    it; the worker's NORMALIZERS and the CLI's --kind choices are checked against it)."""
+    from transforms.normalize.worker import NORMALIZERS
+    from transforms.read import readers
+
+    assert set(readers.READABLE_KINDS) <= set(readers.KINDS)
+    assert set(NORMALIZERS) == set(readers.READABLE_KINDS)
+    assert set(readers._SUFFIX_KIND.values()) == set(readers.KINDS)
+
+
 def test_unknown_kind_is_reported_not_skipped(tmp_path: Path, run_ingest: Callable[..., Any],
                                               query: Callable[..., Any]) -> None:
     """A data file whose kind cannot be told is listed in ingest_files with the reason."""

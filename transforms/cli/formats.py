@@ -79,7 +79,7 @@ def validate_cmd(
         help="Read the file as this kind, whatever its name.")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
-    from transforms.read import validate
+    from transforms.normalize import validate
     from transforms.read.discover import discover
 
     skipped: list[tuple[str, str]] = []

@@ -9,10 +9,11 @@ RUNLAKE_PRICES).
 
 They are applied when the warehouse is built, never at ingest: the lake keeps the model
 strings and prices the sources gave, and the views resolve them (`canonical_model()` in
-sql/macros, `intermediate.int_model_names`, the `model_aliases` and `model_prices` tables).
-Each ingest stores the tables it was given in `lake/_models/tables.json`; a change makes the
-lake's fingerprint change, so that ingest recomputes the derived tables and the views without
-reading any input file again.
+sql/macros, `intermediate.int_model_names`, the `model_aliases` and `model_prices` tables that
+transforms.warehouse.lookups installs). Each ingest stores the tables it was given in
+`lake/_models/tables.json` (transforms.warehouse.lookups.store); a change makes the lake's
+fingerprint change, so that ingest recomputes the derived tables and the views without reading
+any input file again.
 """
 
 import hashlib
@@ -20,7 +21,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import yaml
@@ -28,18 +29,12 @@ import yaml
 from transforms.contracts import prices as price_table
 from transforms.contracts.prices import Price
 from transforms.errors import InputError
-from transforms.lake import MODEL_TABLES
-
-if TYPE_CHECKING:
-    from transforms.lake.store import Store
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 ALIASES_FILE = DATA_DIR / "model_aliases.yaml"
 PRICES_FILE = DATA_DIR / "model_prices.yaml"
 SHIPPED = "runlake"
 """The origin of the shipped tables' entries (a user file's entries name the file)."""
-STORED = Path(MODEL_TABLES)
-"""Under the lake root: the tables the last ingest was given."""
 
 
 @dataclass(frozen=True)
@@ -175,52 +170,3 @@ def _by_model(rows: Iterable[Price]) -> dict[str, list[Price]]:
     for p in rows:
         out.setdefault(p.model, []).append(p)
     return out
-
-
-def stored(lake: "Store") -> ModelTables | None:
-    """The tables the last ingest stored in the lake, or None."""
-    try:
-        return ModelTables.from_json(lake.read_text(*MODEL_TABLES.split("/")))
-    except FileNotFoundError:
-        return None
-
-
-def store(lake: "Store", tables: ModelTables) -> bool:
-    """Store the tables with the lake (atomically), when they differ from the stored ones (the
-    lake's fingerprint then changes, and the warehouse is built again); True when they replaced
-    different ones."""
-    text = tables.to_json()
-    try:
-        before: str | None = lake.read_text(*MODEL_TABLES.split("/"))
-    except FileNotFoundError:
-        before = None
-    if before == text:
-        return False
-    lake.write_bytes(text.encode(), *MODEL_TABLES.split("/"))
-    return before is not None
-
-
-def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
-    """Create the `model_aliases` and `model_prices` lookup tables on a connection: a price
-    row per model and period, in force from price_from (null: on every day) to price_to (the
-    next period's price_from, excluded; null: still in force), so that at most one row of a
-    model is in force on a day (`price_in_force()` in sql/macros)."""
-    con.execute("CREATE TABLE model_aliases (kind VARCHAR, alias VARCHAR, model VARCHAR, "
-                "position INTEGER, origin VARCHAR)")
-    con.execute("CREATE TABLE model_prices (model VARCHAR, price_from DATE, price_to DATE, "
-                "input_usd_per_mtok DOUBLE, cached_input_usd_per_mtok DOUBLE, "
-                "output_usd_per_mtok DOUBLE, read_on DATE, source_url VARCHAR, origin VARCHAR, "
-                "UNIQUE (model, price_from))")
-    if tables.aliases:
-        con.executemany("INSERT INTO model_aliases VALUES (?, ?, ?, ?, ?)",
-                        [[a.kind, a.alias, a.model, a.position, a.origin]
-                         for a in tables.aliases])
-    prices = sorted(tables.prices, key=lambda p: (p.model, p.price_from or ""))
-    rows = []
-    for p, after in zip(prices, [*prices[1:], None], strict=True):
-        price_to = after.price_from if after is not None and after.model == p.model else None
-        rows.append([p.model, p.price_from, price_to, p.input_usd_per_mtok,
-                     p.cached_input_usd_per_mtok, p.output_usd_per_mtok, p.read_on,
-                     p.source_url, p.origin])
-    if rows:
-        con.executemany("INSERT INTO model_prices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)

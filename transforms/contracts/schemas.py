@@ -294,6 +294,12 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, SPANS, LLM_CALLS, FLAGS, QUARANTINE,
     INGEST_FILES)}
 
+PARTITION = "month"
+"""The column (YYYY-MM of `day`) each lake table's Delta table and staged parts are partitioned
+by: `<table>/month=YYYY-MM/`."""
+MANIFEST = "ingest_files"
+"""The lake's manifest table: one row per input file, committed last (transforms.lake.core)."""
+
 # Tables whose rows belong to one input line of a run: superseded together when a later line
 # carries the same run_id.
 RUN_TABLES = ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags")

@@ -8,14 +8,17 @@ Each also says what the source lacks, so a user knows which columns stay empty.
 One module per format, each an `Importer` (common.py): its name, a one-line description, how
 to recognize its documents and how to convert one; each module's docstring says how the
 format maps. `run.py` reads the sources, checks each against the format and writes the
-landing files all or nothing. To add a format: write its module, list its IMPORTER below
-(and in KNOWN), and add its golden fixture under tests/fixtures/importers/.
+landing files all or nothing. To add a format: name and describe it in
+transforms/import_formats.py (what --help lists, without loading the importers), write its
+module, list its IMPORTER in KNOWN below (where documents are told apart), and add its golden
+fixture under tests/fixtures/importers/. IMPORTERS is made from those two lists.
 """
 
 from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
+from transforms.import_formats import FORMATS
 from transforms.importers import (
     agentops,
     inspect_log,
@@ -28,11 +31,6 @@ from transforms.importers import (
     tau_bench,
 )
 from transforms.importers.common import Importer, ImportResult, Recognized
-
-IMPORTERS: dict[str, Importer] = {i.name: i for i in (
-    tau_bench.IMPORTER, tau2.IMPORTER, inspect_log.IMPORTER, langfuse.IMPORTER, otlp.IMPORTER,
-    agentops.IMPORTER, swe_agent.IMPORTER, openhands.IMPORTER)}
-"""The formats `runlake import` reads, by name, in the order --help lists them."""
 
 
 def _is_durable(doc: Any) -> bool:
@@ -56,8 +54,13 @@ KNOWN: run.Known = (
     tau_bench.IMPORTER, tau2.IMPORTER, swe_agent.IMPORTER, inspect_log.IMPORTER,
     otlp.IMPORTER, openhands.IMPORTER, agentops.IMPORTER, DURABLE, SPAN_ATTRIBUTES,
     langfuse.IMPORTER)
-"""The order documents are told apart in (a document may have more than one format's
-outline: the first that matches names it), for the error naming what a source looks like."""
+"""Every importer, and the documents runlake knows but does not import, in the order
+documents are told apart in (a document may have more than one format's outline: the first
+that matches names it), for the error naming what a source looks like."""
+
+_BY_NAME = {i.name: i for i in KNOWN if isinstance(i, Importer)}
+IMPORTERS: dict[str, Importer] = {name: _BY_NAME[name] for name in FORMATS}
+"""The formats `runlake import` reads, by name, in the order --help lists them (FORMATS)."""
 
 
 def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,

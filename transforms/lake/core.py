@@ -132,6 +132,18 @@ class DataFile(NamedTuple):
     last: date | None
 
 
+class KnownFile(NamedTuple):
+    """What the manifest (`ingest_files`) says of an ingested file (`Lake.known_files`)."""
+
+    sha256: str
+    bytes: int
+    tools_sha256: str | None
+    """The digest of the tool registry it was read against (None: none)."""
+    kind: str | None
+    error: str | None
+    """Why it could not be read to its end (None: it was): it is read again."""
+
+
 class Lake:
     def __init__(self, home: Path | str) -> None:
         # Absolute, so that rows and manifests name the same files from any directory.
@@ -357,17 +369,16 @@ class Lake:
         return {f.name for f in pa.schema(dt.schema().to_arrow())}
 
     # -- reading ----------------------------------------------------------------------------
-    def known_files(self) -> dict[str, tuple[str, int, str | None, str | None, str | None]]:
-        """source_file -> (sha256, bytes, tools_sha256, kind, error) of every file in the
-        manifest."""
+    def known_files(self) -> dict[str, KnownFile]:
+        """source_file -> what the manifest says of it, for every file in the manifest."""
         dt = self.open(MANIFEST)
         if dt is None:
             return {}
         cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind", "error"]
         have = self.columns(MANIFEST)
         rows = pa.table(dt.to_pyarrow_table(columns=[c for c in cols if c in have])).to_pylist()
-        return {r["source_file"]: (r["sha256"], r["bytes"], r.get("tools_sha256"), r["kind"],
-                                   r.get("error")) for r in rows}
+        return {r["source_file"]: KnownFile(r["sha256"], r["bytes"], r.get("tools_sha256"),
+                                            r["kind"], r.get("error")) for r in rows}
 
     def write_registry(self, rows: list[dict[str, Any]]) -> None:
         """Replace lake/_registry/tools.parquet (the tool registry last ingested with)."""

@@ -11,14 +11,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.contracts.schemas import TABLES
+from transforms.contracts.schemas import MANIFEST, PARTITION, TABLES
 
-PARTITION = "month"
-"""The partition column of the tables an ingest writes (YYYY-MM of `day`)."""
 WEEK = "week"
 """The partition column of the derived tables (the Monday of the rows' week, YYYY-MM-DD):
 each is rewritten a week at a time."""
-MANIFEST = "ingest_files"
 DATA_TABLES = tuple(t for t in TABLES if t != MANIFEST)
 LINES = "_lines"
 """lake/_lines/<table>: the rows of each input line as read, for the lake tables whose rows

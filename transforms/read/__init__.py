@@ -1,5 +1,4 @@
 """Reading landing files: which files, and of what kind (`discover`, `landing`, and `remote`
 for a bucket), how they are opened and hashed (`streams`) and cut into blocks of whole lines
-(`readers`), dates in names and folders (`dates`), JSON text rules (`jsontext`), the worker
-that turns a block of lines into staged Parquet (`worker`), and `runlake validate` over the
-same line loop (`validate`)."""
+(`readers`, and `ranges` for a large file's byte ranges), dates in names and folders (`dates`),
+JSON text rules (`jsontext`). What becomes of a block's lines is transforms.normalize's."""

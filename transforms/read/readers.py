@@ -15,7 +15,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, get_args
 
 import orjson
 
@@ -32,9 +32,11 @@ from transforms.read.streams import (
 Kind = Literal["responses", "spans", "otlp", "durable"]
 """How a file is read (docs/formats.md): response JSONL, span JSONL, OTLP/JSON lines, durable
 agent state documents."""
-KINDS: tuple[str, ...] = ("responses", "spans", "otlp", "durable")
+KINDS: tuple[str, ...] = get_args(Kind)
 READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable", "otlp")
-"""Kinds this version of runlake normalizes; other kinds are reported, never silently skipped."""
+"""Kinds this version of runlake normalizes (those transforms.normalize.worker.NORMALIZERS
+has a normalizer for; a test holds them together); other kinds are reported, never silently
+skipped."""
 
 BOM = b"\xef\xbb\xbf"
 DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024

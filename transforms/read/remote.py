@@ -39,7 +39,7 @@ def s3_path(url: str) -> S3Path:
 
 
 def _fs() -> Any:
-    from transforms.lake.store import filesystem
+    from transforms.objectstore import filesystem
 
     return filesystem()
 

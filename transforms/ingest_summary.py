@@ -1,16 +1,33 @@
 """What an ingest staged, counted before it commits: rows per table, findings and quarantine by
-code, and the models the price table does not price on their day (the ingest summary)."""
+code, and the models the price table does not price on their day (the ingest summary, which
+transforms.ingest copies into its IngestReport)."""
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from transforms import db
-from transforms.contracts import models
+from transforms.contracts.models import ModelTables
+from transforms.contracts.schemas import MANIFEST, TABLES
 from transforms.lake.core import scan_sql
+from transforms.warehouse import lookups
 from transforms.warehouse.sqlfiles import SQL_DIR
 
-if TYPE_CHECKING:
-    from transforms.ingest import IngestReport
+STAGED_TABLES = tuple(t for t in TABLES if t != MANIFEST)
+"""The tables whose staged rows are counted: every lake table but the manifest."""
+
+
+@dataclass(frozen=True)
+class StagedCounts:
+    """What one ingest staged."""
+
+    rows: dict[str, int]
+    """Rows per table (STAGED_TABLES)."""
+    flags_by_code: dict[str, int]
+    """Findings per code, each counted once (finding_scope in sql/macros)."""
+    quarantine_by_code: dict[str, int]
+    """Quarantined lines per error code."""
+    unpriced_models: dict[str, int]
+    """Models the price table does not price on their day, with how many runs and calls."""
 
 _FINDINGS_BY_CODE = """
     WITH f AS ({flags}), s AS ({spans}), r AS ({runs}),
@@ -18,32 +35,32 @@ _FINDINGS_BY_CODE = """
                  GROUP BY 1 HAVING count(DISTINCT run_id) = 1),
     scoped AS (
         SELECT f.code, f.finding_key,
-               coalesce(f.run_id, by_trace.run_id, 'trace:' || s.trace_id) AS scope
+               finding_scope(coalesce(f.run_id, by_trace.run_id), s.trace_id,
+                             f.finding_key) AS scope
         FROM f
         LEFT JOIN (SELECT span_id, any_value(trace_id) AS trace_id FROM s GROUP BY 1) s
           ON f.run_id IS NULL AND f.span_id = s.span_id
         LEFT JOIN by_trace ON s.trace_id = by_trace.trace_id)
     SELECT code,
-           count(*) FILTER (WHERE finding_key IS NULL OR scope IS NULL)
-           + count(DISTINCT (scope, finding_key)) FILTER (WHERE finding_key IS NOT NULL
-                                                          AND scope IS NOT NULL) AS n
+           count(*) FILTER (WHERE scope IS NULL)
+           + count(DISTINCT (scope, finding_key)) FILTER (WHERE scope IS NOT NULL) AS n
     FROM scoped GROUP BY 1 ORDER BY 2 DESC, 1"""
 """Findings per code among the staged flags, a finding that LLM calls' prompts repeat counted
 once per run (or trace), as the public flags view counts them (runs of earlier ingests are not
 looked up)."""
 
 
-def summarize(staging: Path, report: "IngestReport", tables: models.ModelTables) -> None:
+def summarize(staging: Path, tables: ModelTables) -> StagedCounts:
     """Counts of what this ingest staged: rows per table, findings and quarantine by code, and
     the models the price table does not price on their day (a run's, an LLM call's own): not
     listed at all (`mystery-1`), or a day before the model's first period (`gpt-4o before
     2024-05-13`)."""
     con = db.connect()
     try:
-        models.install(con, tables)
-        for macro in ("canonical_model", "price_in_force"):
+        lookups.install(con, tables)
+        for macro in ("canonical_model", "price_in_force", "finding_scope"):
             con.execute((SQL_DIR / "macros" / f"{macro}.sql").read_text())
-        report.unpriced_models = dict(con.execute(f"""
+        unpriced_models = dict(con.execute(f"""
             WITH named AS (
                 SELECT model, day FROM ({scan_sql(staging, 'runs')})
                 WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
@@ -68,14 +85,14 @@ def summarize(staging: Path, report: "IngestReport", tables: models.ModelTables)
                    sum(unpriced.n)::BIGINT AS n
             FROM unpriced LEFT JOIN firsts ON unpriced.model = firsts.model
             GROUP BY 1 ORDER BY n DESC, 1""").fetchall())
-        for t in ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans",
-                  "llm_calls", "flags", "quarantine"):
-            report.rows[t] = int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
-        report.flags_by_code = dict(con.execute(_FINDINGS_BY_CODE.format(
+        rows = {t: int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
+                for t in STAGED_TABLES}
+        flags_by_code = dict(con.execute(_FINDINGS_BY_CODE.format(
             flags=scan_sql(staging, "flags"), spans=scan_sql(staging, "spans"),
             runs=scan_sql(staging, "runs"))).fetchall())
-        report.quarantine_by_code = dict(con.execute(
+        quarantine_by_code = dict(con.execute(
             f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
             "GROUP BY 1 ORDER BY 2 DESC").fetchall())
     finally:
         con.close()
+    return StagedCounts(rows, flags_by_code, quarantine_by_code, unpriced_models)

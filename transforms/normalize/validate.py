@@ -1,6 +1,7 @@
 """What `runlake validate` says of an input file: for each line that would not become clean
 rows, why, field by field (the contract's fields first, then what the file's reader finds
-beyond them), read through the same line loop as the ingest (transforms.read.worker.records)."""
+beyond them), read through the same line loop as the ingest
+(transforms.normalize.worker.records)."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,8 +11,8 @@ from typing import Any
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import TABLES
 from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.worker import NORMALIZERS, records, tripped
 from transforms.read.readers import BlockReader, InputFile
-from transforms.read.worker import NORMALIZERS, records, tripped
 
 MAX_PROBLEMS = 5
 """At most this many problems are told per line."""

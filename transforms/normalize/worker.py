@@ -1,10 +1,10 @@
 """One block of lines -> staged Parquet parts: the unit of work that ingest runs in parallel.
 
 A worker gets whole lines (a block never splits a line, and a worker reads a large file's range
-itself: transforms.read.ranges), applies the line rule of readers.py, normalizes the records and
-writes each table's rows to `<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only
-counts (and the digests of the pieces it read), so the parent's memory does not grow with the
-input.
+itself: transforms.read.ranges), applies the line rule of transforms.read.readers, normalizes
+the records and writes each table's rows to
+`<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only counts (and the digests of
+the pieces it read), so the parent's memory does not grow with the input.
 """
 
 import gc
@@ -20,8 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from transforms.contracts.registry import Registry
-from transforms.contracts.schemas import TABLES
-from transforms.lake import MANIFEST, PARTITION
+from transforms.contracts.schemas import MANIFEST, PARTITION, TABLES
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.otlp import OtlpNormalizer
