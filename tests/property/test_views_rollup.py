@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from transforms import warehouse
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
+from transforms.lake import stored
 
 STATUSES = ["passed", "failed", "error", "skipped", None]
 TOOLS = ["search", "fetch", "refund"]
@@ -58,7 +59,7 @@ def _lake(home: Path, table: str) -> pl.DataFrame:
     """A lake table as a polars user reads it: the Delta table, without its partition column."""
     if not (home / "lake" / table / "_delta_log").is_dir():
         return pl.DataFrame(TABLES[table].schema.empty_table())
-    return pl.read_delta(str(home / "lake" / table)).drop("month")
+    return pl.read_delta(str(home / "lake" / stored(table))).drop("month")
 
 
 def _rows(home: Path, sql: str) -> list[tuple[Any, ...]]:

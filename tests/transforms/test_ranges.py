@@ -111,7 +111,8 @@ def test_workers_reading_ranges_build_the_lake_of_a_serial_read(tmp_path: Path) 
     assert sha == streams.file_sha256(path)
     # Consecutive ranges are staged together: fewer files than ranges (ten of 4 MiB), each
     # table-month of the night in a few files, not one per range.
-    messages = list((tmp_path / "parallel" / "lake" / "messages").glob("month=*/*.parquet"))
+    lines = tmp_path / "parallel" / "lake" / "_lines"
+    messages = list((lines / "messages").glob("month=*/*.parquet"))
     assert 1 <= len(messages) < 10
     # Unchanged, the file is skipped by a later ingest.
     assert ingest([path], tmp_path / "parallel", workers=2).files[0].skipped

@@ -78,6 +78,18 @@ def newest_log(home: Path | str) -> int:
     return max(found, default=-1)
 
 
+def built_for(con: "duckdb.DuckDBPyConnection") -> tuple[str, int] | None:
+    """The home and the manifest's log version a warehouse file was built for (None: not a
+    warehouse file this runlake built)."""
+    import duckdb
+
+    try:
+        row = con.execute(f"SELECT home, log_version FROM {BUILD}").fetchone()
+    except duckdb.Error:
+        return None
+    return None if row is None else (str(row[0]), int(row[1]))
+
+
 def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConnection":
     """A read-only connection to the warehouse; many may be open while a writer ingests. It
     writes nothing: when warehouse.duckdb is missing, shows an older lake version, or was
@@ -99,8 +111,6 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
         except duckdb.Error:
             con = None  # damaged: the views in memory until a writer builds it again
         if con is not None:
-            from transforms.warehouse.publishing import built_for
-
             if built_for(con) == (where.name, newest_log(home)):
                 if where.remote:
                     db.use_filesystem(con, where.lake().fs)

@@ -20,7 +20,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake
 from transforms.lake.store import locate
-from transforms.warehouse import BUILD, FILE_NAME, newest_log, path
+from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
 from transforms.warehouse.derive import (
     PUBLIC,
     derive,
@@ -81,15 +81,6 @@ def is_current(home: Path | str) -> bool:
         return built_for(con) == (locate(home).name, newest_log(home))
     finally:
         con.close()
-
-
-def built_for(con: duckdb.DuckDBPyConnection) -> tuple[str, int] | None:
-    """The home and the manifest's log version a warehouse file was built for."""
-    try:
-        row = con.execute(f"SELECT home, log_version FROM {BUILD}").fetchone()
-    except duckdb.Error:
-        return None
-    return None if row is None else (str(row[0]), int(row[1]))
 
 
 def build(home: Path | str) -> Path:
