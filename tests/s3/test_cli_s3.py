@@ -46,7 +46,7 @@ def test_commands_on_a_bucket(s3_home: str, tmp_path: Path) -> None:
     assert code in (0, 3), out
     # The warehouse for Spark names each Delta table by its URL in the bucket.
     code, out = _run("views", "--dialect", "spark", "--home", s3_home)
-    assert code == 0 and f"delta.`{s3_home}/lake/runs` VERSION AS OF" in out, out[:400]
+    assert code == 0 and f"delta.`{s3_home}/lake/_lines/runs` VERSION AS OF" in out, out[:400]
     reports = list(warehouse.reports(s3_home).glob("nightly-*.html"))
     assert reports and reports[0].parent.parent == warehouse.path(s3_home).parent
     code, out = _run("doctor", "--home", s3_home)

@@ -27,9 +27,11 @@ see. Concurrent writers retry a conflicting commit a bounded number of times. Re
 stay on disk until `vacuum` removes them, no sooner than the retention after they were replaced.
 """
 
+import contextlib
 import fcntl
 import json
 import os
+import random
 import re
 import shutil
 import time
@@ -397,15 +399,15 @@ class Lake:
     # -- committing -------------------------------------------------------------------------
     @contextmanager
     def committing(self) -> Iterator[None]:
-        """One ingest's commits at a time on this home (the parsing before runs in parallel):
-        the versions a manifest commit records then hold that ingest whole and nothing of
-        another's. Waits for the other writer; never fails for it.
-
-        On object storage there is no lock: each commit relies on the store's conditional put
-        and retries a conflict (`with_retries`), so a lake version may also hold the data
-        files of another ingest whose manifest commit follows (docs/object-storage.md)."""
+        """One commit sequence at a time on this home (the parsing before runs in parallel):
+        the versions a manifest commit records then hold that commit whole and nothing of
+        another's. Waits for the other writer; never fails for it. On a local home the lock
+        is a file lock (lake/.commit.lock); on object storage, an object (lake/_writer.lock)
+        created only if it is not there (a conditional put), which a writer that died leaves
+        behind until WRITER_LEASE_SECONDS have passed, or at once when it ran on this machine."""
         if self.remote:
-            yield
+            with self._bucket_lock():
+                yield
             return
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".commit.lock", "a+") as fh:
@@ -414,6 +416,37 @@ class Lake:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    @contextmanager
+    def _bucket_lock(self) -> Iterator[None]:
+        import socket
+        import uuid
+
+        fs, key = self.store.fs, self.store._key(WRITER_LOCK)
+        me = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                         "id": uuid.uuid4().hex, "at": time.time()}).encode()
+        wait = 0.05
+        while True:
+            try:
+                fs.pipe_file(key, me, mode="create")
+                break
+            except FileExistsError:
+                try:
+                    held = bytes(fs.cat_file(key))
+                except FileNotFoundError:
+                    continue  # released meanwhile
+                if _abandoned(held) and bytes(fs.cat_file(key)) == held:
+                    with contextlib.suppress(FileNotFoundError):
+                        fs.rm(key)
+                    continue
+                time.sleep(wait * (0.5 + random.random()))
+                wait = min(2.0, wait * 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                if bytes(fs.cat_file(key)) == me:
+                    fs.rm(key)
 
     def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
                days: Iterable[date] = (), retention_hours: float = DEFAULT_RETENTION_HOURS,
@@ -472,6 +505,35 @@ class Lake:
 
     def vacuum(self, retention_hours: float) -> int:
         return lakecommit.vacuum(self, retention_hours)
+
+WRITER_LOCK = "_writer.lock"
+"""lake/_writer.lock on object storage: the writer committing now (Lake.committing)."""
+WRITER_LEASE_SECONDS = 3600.0
+"""How long the lock of a writer on another machine holds before another may take it."""
+
+
+def _abandoned(held: bytes) -> bool:
+    """A bucket lock left by a writer that died: one of this machine whose process is gone, or
+    one older than WRITER_LEASE_SECONDS."""
+    import socket
+
+    try:
+        owner = json.loads(held)
+        host, pid, at = owner["host"], int(owner["pid"]), float(owner["at"])
+    except (ValueError, KeyError, TypeError):
+        return True  # not a lock runlake wrote
+    if time.time() - at > WRITER_LEASE_SECONDS:
+        return True
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
 
 def clear_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
