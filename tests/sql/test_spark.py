@@ -21,7 +21,7 @@ from tests.sql.conftest import SAMPLES
 from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.ingest import ingest
-from transforms.lake import Lake
+from transforms.lake import Lake, stored
 from transforms.warehouse import dialects, scripts
 
 COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v_flag_summary",
@@ -96,7 +96,7 @@ def built(home: Path, spark: Any) -> duckdb.DuckDBPyConnection:
     sources = {}
     for t in TABLES:
         view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
-        files = lake.file_uris(t, versions[t])
+        files = lake.file_uris(stored(t), versions[stored(t)])
         assert files, f"the samples write the {t} table"
         spark.read.option("mergeSchema", "true").parquet(*files) \
             .write.mode("overwrite").saveAsTable(f"runlake.lake_{t}")
