@@ -166,6 +166,7 @@ class Lake:
         self.home: Path | str = self.where.home
         self.remote = self.where.remote
         self.store = self.where.lake()
+        self._opened: dict[tuple[str, int], Any] = {}
 
     @property
     def root(self) -> Path:
@@ -198,7 +199,16 @@ class Lake:
         return self.store.is_dir()
 
     def open(self, table: str, version: int | None = None) -> Any:
-        """The DeltaTable of `table` (at `version`), or None when it was never written."""
+        """The DeltaTable of `table` (at `version`), or None when it was never written. A
+        table at a given version never changes: it is opened once per Lake."""
+        if version is None:
+            return self._open(table, None)
+        key = (table, version)
+        if key not in self._opened:
+            self._opened[key] = self._open(table, version)
+        return self._opened[key]
+
+    def _open(self, table: str, version: int | None) -> Any:
         from deltalake import DeltaTable
 
         if self.remote:

@@ -371,7 +371,7 @@ def stored_sql(lake: Lake, table: str, version: int, distinct: bool = False) -> 
 
 def is_lookup(lake: Lake, table: str, version: int) -> bool:
     """A derived table with no day to count its rows toward (stored whole in every week)."""
-    return not {"run_day", "day", "run_id"} & {n for n, _ in column_types(lake, table, version)}
+    return not {"run_day", "day", "run_id"} & lake.columns(table, version)
 
 
 def _lake_wide(con: duckdb.DuckDBPyConnection, lake: Lake, before: dict[str, int],
@@ -447,9 +447,15 @@ def _version(lake: Lake, table: str) -> int:
 def column_types(lake: Lake, table: str, version: int) -> list[tuple[str, str]]:
     """The columns of a lake table at `version` with their DuckDB types."""
     schema = pa.schema(lake.open(table, version).schema().to_arrow())
-    con = duckdb.connect()
-    try:
-        rel = con.from_arrow(schema.empty_table())
-        return [(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
-    finally:
-        con.close()
+    rel = _types_connection().from_arrow(schema.empty_table())
+    return [(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
+
+
+_TYPES: list[duckdb.DuckDBPyConnection] = []
+
+
+def _types_connection() -> duckdb.DuckDBPyConnection:
+    """One connection per process for asking DuckDB the type of an Arrow type."""
+    if not _TYPES:
+        _TYPES.append(duckdb.connect())
+    return _TYPES[0]
