@@ -7,7 +7,7 @@ One folder per stage of the pipeline, in the order data goes through them:
 - `contracts/`: the input contracts as pydantic models, the lake's table schemas, the flag
   catalog, the tool registry and the model alias and price tables.
 - `normalize/`: one normalizer per input format, from parsed records to rows and flags.
-- `lake/`: the Delta tables: staging, the all-or-nothing commit, upkeep, doctor, migration.
+- `lake/`: the Delta tables: the all-or-nothing commit of staged parts, upkeep, doctor, migration.
 - `warehouse/`: the SQL under sql/ in build order, the derived tables, the published views,
   the data checks and the read-only query policy.
 - `report/`: the nightly verdict and its HTML page.

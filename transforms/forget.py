@@ -68,9 +68,9 @@ def forget(paths: list[Path], home: Path | str,
     doctor.raise_if_damaged(lake)
     report = ForgetReport()
     ingest_id = uuid.uuid4().hex
-    # A staging folder never made: each table's commit finds no parts to add, only the
+    # A folder of staged parts never made: each table's commit finds no parts to add, only the
     # files' rows to remove.
-    nothing_staged = lake.where.staging / ingest_id
+    nothing_staged = lake.where.scratch / ingest_id
     with lake.committing():
         manifest = lake.open(MANIFEST)
         rows = [] if manifest is None else pa.table(

@@ -24,8 +24,8 @@ from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
     OWNER,
     Lake,
-    claim_staging,
-    clear_staging,
+    claim_scratch,
+    clear_scratch,
     doctor,
 )
 from transforms.lake.core import KnownFile
@@ -136,8 +136,8 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
     ingest_id = uuid.uuid4().hex
     # Staged on a local folder whatever the home: the home's own, or for an s3:// home the
     # warehouse file's (transforms.lake.store.locate).
-    staging = lake.where.staging / ingest_id
-    clear_abandoned_staging(lake.where.folder)
+    parts = lake.where.scratch / ingest_id
+    clear_abandoned_scratch(lake.where.folder)
     ingest_rows = ColumnBuffers(("ingest_files",))
     todo: list[tuple[InputFile, FileReport]] = []
     copies = _Copies(known, files)
@@ -170,9 +170,9 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
             lake.root.mkdir(parents=True, exist_ok=True)
         report.model_tables_changed = lookups.store(lake.store, tables)
     try:
-        claim_staging(staging)
+        claim_scratch(parts)
         all_days: set[date] = set()
-        for f, fr, sha, days in _run(todo, staging, block_bytes, workers, progress, now, reg):
+        for f, fr, sha, days in _run(todo, parts, block_bytes, workers, progress, now, reg):
             file_day = _file_day(f, now)
             if f.kind not in READABLE_KINDS:
                 fr.error = _unreadable_reason(f)
@@ -185,7 +185,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
                 tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
         if todo:
-            counts = summarize(staging, tables)
+            counts = summarize(parts, tables)
             report.rows = counts.rows
             report.flags_by_code = counts.flags_by_code
             report.quarantine_by_code = counts.quarantine_by_code
@@ -194,7 +194,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 lake.write_registry(reg.rows())
             with lake.committing():
                 # A renamed file's old name is among the sources: its rows go in this commit.
-                result = lake.commit(staging, [f.source_file for f, _ in todo] + gone,
+                result = lake.commit(parts, [f.source_file for f, _ in todo] + gone,
                                      ingest_rows.to_arrow("ingest_files"), ingest_id, all_days,
                                      retention_hours, derive=derive)
             report.days = result.days
@@ -204,7 +204,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         if lake.is_there() and (build_views or report.model_tables_changed):
             warehouse.publish(home, retention_hours, build_file=build_views)
     finally:
-        clear_staging(staging)
+        clear_scratch(parts)
     return report
 
 
@@ -252,17 +252,17 @@ def _still_there(source_file: str) -> bool:
     return Path(source_file).exists()
 
 
-def clear_abandoned_staging(home: Path) -> int:
-    """Remove staging folders that no live ingest owns (left by a crash or kill -9)."""
+def clear_abandoned_scratch(home: Path) -> int:
+    """Remove scratch folders that no live ingest owns (left by a crash or kill -9)."""
     removed = 0
-    for folder in (home / ".staging").glob("*"):
+    for folder in (home / ".scratch").glob("*"):
         try:
             pid = int((folder / OWNER).read_text())
             os.kill(pid, 0)
             continue  # its ingest is still running
         except (OSError, ValueError):
             pass
-        clear_staging(folder)
+        clear_scratch(folder)
         removed += 1
     return removed
 
@@ -316,7 +316,7 @@ class _FileState:
         return combine(found)
 
 
-def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: int,
+def _run(todo: list[tuple[InputFile, FileReport]], parts: Path, block_bytes: int,
          workers: int | None, progress: Progress | None, now: datetime,
          reg: registry.Registry | None = None
          ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
@@ -367,7 +367,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
                 try:
                     for i, r in enumerate(ranges.plan(f, block_bytes)):
                         task = BlockTask(None, f.source_file, f.kind or "responses",
-                                         _file_day(f, now), str(staging), f"{seq:06d}-{i:06d}",
+                                         _file_day(f, now), str(parts), f"{seq:06d}-{i:06d}",
                                          reg if f.kind in CHECKED_KINDS else None, r)
                         batch.append((task, state))
                         batch_bytes += r.end - r.start
@@ -391,7 +391,7 @@ def _run(todo: list[tuple[InputFile, FileReport]], staging: Path, block_bytes: i
             seen = 0
             for i, block in enumerate(reader):
                 task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
-                                 str(staging), f"{seq:06d}-{i:06d}",
+                                 str(parts), f"{seq:06d}-{i:06d}",
                                  reg if f.kind in CHECKED_KINDS else None)
                 batch.append((task, state))
                 batch_bytes += len(block.data)

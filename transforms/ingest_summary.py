@@ -50,7 +50,7 @@ once per run (or trace), as the public flags view counts them (runs of earlier i
 looked up)."""
 
 
-def summarize(staging: Path, tables: ModelTables) -> StagedCounts:
+def summarize(parts: Path, tables: ModelTables) -> StagedCounts:
     """Counts of what this ingest staged: rows per table, findings and quarantine by code, and
     the models the price table does not price on their day (a run's, an LLM call's own): not
     listed at all (`mystery-1`), or a day before the model's first period (`gpt-4o before
@@ -62,10 +62,10 @@ def summarize(staging: Path, tables: ModelTables) -> StagedCounts:
             con.execute((SQL_DIR / "macros" / f"{macro}.sql").read_text())
         unpriced_models = dict(con.execute(f"""
             WITH named AS (
-                SELECT model, day FROM ({scan_sql(staging, 'runs')})
+                SELECT model, day FROM ({scan_sql(parts, 'runs')})
                 WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
                 UNION ALL
-                SELECT model, day FROM ({scan_sql(staging, 'llm_calls')})
+                SELECT model, day FROM ({scan_sql(parts, 'llm_calls')})
                 WHERE price IS NULL AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)
             ), models_ AS (
                 SELECT canonical_model(model) AS model, day, count(*) AS n FROM named
@@ -85,13 +85,13 @@ def summarize(staging: Path, tables: ModelTables) -> StagedCounts:
                    sum(unpriced.n)::BIGINT AS n
             FROM unpriced LEFT JOIN firsts ON unpriced.model = firsts.model
             GROUP BY 1 ORDER BY n DESC, 1""").fetchall())
-        rows = {t: int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(staging, t)})"))
+        rows = {t: int(db.scalar(con, f"SELECT count(*) FROM ({scan_sql(parts, t)})"))
                 for t in STAGED_TABLES}
         flags_by_code = dict(con.execute(_FINDINGS_BY_CODE.format(
-            flags=scan_sql(staging, "flags"), spans=scan_sql(staging, "spans"),
-            runs=scan_sql(staging, "runs"))).fetchall())
+            flags=scan_sql(parts, "flags"), spans=scan_sql(parts, "spans"),
+            runs=scan_sql(parts, "runs"))).fetchall())
         quarantine_by_code = dict(con.execute(
-            f"SELECT error_code, count(*) FROM ({scan_sql(staging, 'quarantine')}) "
+            f"SELECT error_code, count(*) FROM ({scan_sql(parts, 'quarantine')}) "
             "GROUP BY 1 ORDER BY 2 DESC").fetchall())
     finally:
         con.close()

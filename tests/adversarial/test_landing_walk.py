@@ -106,7 +106,7 @@ def test_a_fifo_put_in_a_files_place_is_refused(tmp_path: Path) -> None:
     path.unlink()
     os.mkfifo(path)
     fr = FileReport(found.source_file, found.kind, found.size)
-    (staging := tmp_path / "staging").mkdir()
+    (parts := tmp_path / "parts").mkdir()
 
     def blocked(signum: int, frame: Any) -> None:
         raise TimeoutError("the read waited on a FIFO")
@@ -114,7 +114,7 @@ def test_a_fifo_put_in_a_files_place_is_refused(tmp_path: Path) -> None:
     previous = signal.signal(signal.SIGALRM, blocked)
     signal.alarm(30)
     try:
-        list(_run([(found, fr)], staging, 1 << 20, 1, None, datetime.now(UTC)))
+        list(_run([(found, fr)], parts, 1 << 20, 1, None, datetime.now(UTC)))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

@@ -51,4 +51,4 @@ def test_a_local_home_is_laid_out_as_before(monkeypatch: pytest.MonkeyPatch,
     assert not where.remote and where.home == home.resolve()
     assert warehouse.path(home) == home.resolve() / "warehouse.duckdb"
     assert warehouse.reports(home) == home.resolve() / "reports"
-    assert where.staging == home.resolve() / ".staging"
+    assert where.scratch == home.resolve() / ".scratch"

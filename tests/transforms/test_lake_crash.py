@@ -120,4 +120,4 @@ def test_kill_at_every_stage_then_rerun_is_a_clean_ingest(tmp_path: Path, owner:
     finally:
         con.close()
     assert got == [("a0", "a v2"), ("a9", "new month"), ("b1", "later line wins")]
-    assert not list((home / ".staging").glob("*"))
+    assert not list((home / ".scratch").glob("*"))

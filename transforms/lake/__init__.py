@@ -25,8 +25,8 @@ if TYPE_CHECKING:
         WRITTEN,
         Derive,
         Lake,
-        claim_staging,
-        clear_staging,
+        claim_scratch,
+        clear_scratch,
         duckdb_type,
         files_sql,
         history,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "LINES", "MANIFEST",
            "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA",
-           "TABLES", "WEEK", "WRITTEN", "Derive", "Lake", "claim_staging", "clear_staging",
+           "TABLES", "WEEK", "WRITTEN", "Derive", "Lake", "claim_scratch", "clear_scratch",
            "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str", "stored"]
 
 

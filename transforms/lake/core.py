@@ -458,7 +458,7 @@ class Lake:
                 if bytes(fs.cat_file(key)) == me:
                     fs.rm(key)
 
-    def commit(self, staging: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
+    def commit(self, parts: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
                days: Iterable[date] = (), retention_hours: float = DEFAULT_RETENTION_HOURS,
                action: str = "ingest", *, derive: "Derive") -> CommitResult:
         """Commit one lake version (see the module docstring): the staged parts of every
@@ -474,7 +474,7 @@ class Lake:
             self.root.mkdir(parents=True, exist_ok=True)
         before = self.snapshot()
         for t in DATA_TABLES:
-            version, added, removed = self._commit_table(t, staging / t, sources, ingest_id)
+            version, added, removed = self._commit_table(t, parts / t, sources, ingest_id)
             result.versions[stored(t)] = version
             result.rows_added[t] = added
             result.rows_removed[t] = removed
@@ -545,17 +545,17 @@ def _abandoned(held: bytes) -> bool:
     return False
 
 
-def clear_staging(staging: Path) -> None:
-    shutil.rmtree(staging, ignore_errors=True)
+def clear_scratch(parts: Path) -> None:
+    shutil.rmtree(parts, ignore_errors=True)
 
 
 OWNER = "owner.pid"
-"""The pid of the process that owns a staging folder (.staging/<name>/owner.pid): a folder
-no live process owns was left by a crash (transforms.ingest.clear_abandoned_staging)."""
+"""The pid of the process that owns a scratch folder (.scratch/<name>/owner.pid): a folder
+no live process owns was left by a crash (transforms.ingest.clear_abandoned_scratch)."""
 
 
-def claim_staging(folder: Path) -> Path:
-    """Create a staging folder owned by this process."""
+def claim_scratch(folder: Path) -> Path:
+    """Create a scratch folder owned by this process."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / OWNER).write_text(str(os.getpid()))
     return folder

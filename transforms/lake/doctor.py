@@ -238,14 +238,14 @@ def _all_sources(lake: Lake) -> set[str]:
 def _forget(lake: Lake, sources: list[str], derive: Derive) -> None:
     """Remove every row of `sources` from every table, committed as one lake version (also
     with no sources: the derived tables are then made again)."""
-    staging = lake.where.staging / f"repair-{uuid.uuid4().hex}"
-    staging.mkdir(parents=True)
+    parts = lake.where.scratch / f"repair-{uuid.uuid4().hex}"
+    parts.mkdir(parents=True)
     try:
         empty = pa.Table.from_pylist([], schema=lake_schema(MANIFEST))
-        lake.commit(staging, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
+        lake.commit(parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
                     derive=derive)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(parts, ignore_errors=True)
 
 
 def rereadable(sources: Iterable[str]) -> tuple[list[Path], list[str]]:

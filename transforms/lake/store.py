@@ -1,5 +1,6 @@
 """Where a home keeps what: the lake on a local folder or an S3-compatible object store, and
-the warehouse file, its stamps and locks, reports and staging always on a local folder.
+the warehouse file, its lock, the reports and the scratch folder of an ingest's staged parts
+always on a local folder.
 
 A home is a local folder (a Path) or an s3://bucket/prefix URL (a str: transforms.settings
 checks it). `locate(home)` says where each part lives; `Store` reads and writes the lake's
@@ -150,7 +151,7 @@ class Where:
     name: str
     """The home as the warehouse stamp and messages name it."""
     folder: Path
-    """The local folder of the warehouse file, its stamps and locks, and staging."""
+    """The local folder of the warehouse file, its lock, and the scratch folder (.scratch/)."""
     warehouse: Path
     reports: Path
 
@@ -159,12 +160,12 @@ class Where:
         return is_remote(self.home)
 
     @property
-    def staging(self) -> Path:
-        return self.folder / ".staging"
+    def scratch(self) -> Path:
+        return self.folder / ".scratch"
 
     def lake(self) -> Store:
         base: Path | str = f"{self.home}/lake" if self.remote else Path(self.home) / "lake"
-        return Store(base, self.staging)
+        return Store(base, self.scratch)
 
 
 def locate(home: Path | str) -> Where:

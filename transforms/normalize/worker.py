@@ -3,7 +3,7 @@
 A worker gets whole lines (a block never splits a line, and a worker reads a large file's range
 itself: transforms.read.ranges), applies the line rule of transforms.read.readers, normalizes
 the records and writes each table's rows to
-`<staging>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only counts (and the digests of
+`<parts>/<table>/month=YYYY-MM/part-<id>.parquet`. It returns only counts (and the digests of
 the pieces it read), so the parent's memory does not grow with the input.
 """
 
@@ -48,7 +48,7 @@ class BlockTask:
     source_file: str
     kind: str
     file_day: date
-    staging: str
+    parts: str
     part: str
     registry: Registry | None = None
     range: ranges.FileRange | None = None
@@ -108,7 +108,7 @@ for a block of readers.DEFAULT_BLOCK_BYTES), which held whole would take gigabyt
 
 def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
     results: list[BlockResult] = []
-    out = StagedParts(Path(tasks[0].staging), tasks[0].part)
+    out = StagedParts(Path(tasks[0].parts), tasks[0].part)
     try:
         pending: list[ColumnBuffers] = []
         size = 0
@@ -127,12 +127,12 @@ def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
 
 
 class StagedParts:
-    """One Parquet file per table and month of the staging area, written a row group at a
+    """One Parquet file per table and month of the staged parts, written a row group at a
     time, in the lake's final format: the commit adds these files to the Delta tables as they
     are."""
 
-    def __init__(self, staging: Path, part: str) -> None:
-        self.staging = staging
+    def __init__(self, parts: Path, part: str) -> None:
+        self.folder = parts
         self.part = part
         self._writers: dict[tuple[str, str], pq.ParquetWriter] = {}
 
@@ -149,7 +149,7 @@ class StagedParts:
     def _writer(self, table: str, month: str) -> pq.ParquetWriter:
         w = self._writers.get((table, month))
         if w is None:
-            folder = self.staging / table / f"{PARTITION}={month}"
+            folder = self.folder / table / f"{PARTITION}={month}"
             folder.mkdir(parents=True, exist_ok=True)
             w = pq.ParquetWriter(folder / f"part-{self.part}.parquet", TABLES[table].schema,
                                  compression="zstd", compression_level=1)

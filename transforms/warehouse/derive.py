@@ -38,8 +38,8 @@ from transforms.lake import (
     REGISTRY,
     WEEK,
     Lake,
-    claim_staging,
-    clear_staging,
+    claim_scratch,
+    clear_scratch,
     sql_str,
     stored,
 )
@@ -114,14 +114,14 @@ def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
     what the manifest commit records: `derived_from` and the weeks rewritten."""
     out: dict[str, Any] = {}
     for attempt in range(COMMIT_ROUNDS):
-        scratch = claim_staging(lake.where.staging / f"derive-{uuid.uuid4().hex}")
+        scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
         try:
             now = lake.versions()
             got = _derive(lake, before, scratch, now, trusted=attempt > 0)
             out = {**got, "weeks_derived": got["weeks_derived"] if attempt == 0
                    else f"{out['weeks_derived']}+{got['weeks_derived']}"}
         finally:
-            clear_staging(scratch)
+            clear_scratch(scratch)
         # Another writer (on object storage, where no lock keeps writers apart) committed rows
         # while these weeks were derived: derive again what its commits changed.
         after = lake.versions()

@@ -137,7 +137,7 @@ def commit_derived(lake: Lake, retention_hours: float = DEFAULT_RETENTION_HOURS)
 
     from transforms.lake import lake_schema
 
-    nothing = lake.where.staging / f"derive-{uuid.uuid4().hex}"
+    nothing = lake.where.scratch / f"derive-{uuid.uuid4().hex}"
     result = lake.commit(nothing, [], pa.Table.from_pylist([], schema=lake_schema(MANIFEST)),
                          uuid.uuid4().hex, (), retention_hours, action="derive", derive=derive)
     return result.versions[MANIFEST]
