@@ -409,7 +409,7 @@ class Lake:
     # -- committing -------------------------------------------------------------------------
     @contextmanager
     def committing(self) -> Iterator[None]:
-        """One commit sequence at a time on this home (the parsing before runs in parallel):
+        """Commit sequences on this home take turns (the parsing before runs in parallel):
         the versions a manifest commit records then hold that commit whole and nothing of
         another's. Waits for the other writer; never fails for it. On a local home the lock
         is a file lock (lake/.commit.lock); on object storage, an object (lake/_writer.lock)
