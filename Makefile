@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_PYTHON ?= $(shell command -v $(PYTHON))
 
-.PHONY: install run dev test lint bench samples clean
+.PHONY: install run dev test test-fast lint bench samples clean
 
 .uv/bin/uv:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target .uv uv
@@ -34,6 +34,10 @@ dev: install $(DAGSTER_HOME)/dagster.yaml
 
 test: install
 	$(BIN)/pytest -n 2
+
+# The suite without the tests marked slow (servers, engines, crash-at-every-stage).
+test-fast: install
+	$(BIN)/pytest -n 2 -m "not slow"
 
 lint: install
 	$(BIN)/ruff check transforms pipelines devtools tests bench data_samples

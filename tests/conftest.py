@@ -2,7 +2,8 @@
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from transforms import warehouse
 from transforms.ingest import IngestReport, ingest
+from transforms.lake import Lake
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -19,6 +21,8 @@ REAL_FIXTURES = FIXTURES / "real"
 REAL_TRACES_SETTING = "RUNLAKE_REAL_TRACES"
 """The folder of the full collection of real traces: its tests run when it is set (and then
 must find it), and are skipped when it is not."""
+SAMPLES = REPO / "data_samples"
+SAMPLE_TOOLS = SAMPLES / "tools.yaml"
 REAL_TRACES = Path(os.environ[REAL_TRACES_SETTING]) if os.environ.get(REAL_TRACES_SETTING) \
     else None
 
@@ -70,3 +74,32 @@ def query(home: Path) -> Callable[..., list[tuple[Any, ...]]]:
             con.close()
 
     return q
+
+
+@dataclass(frozen=True)
+class SamplesLake:
+    """data_samples/ ingested with data_samples/tools.yaml: its home and the ingest's report."""
+
+    home: Path
+    report: IngestReport
+
+
+@pytest.fixture(scope="session")
+def samples_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SamplesLake]:
+    """The samples' lake and warehouse, ingested once per test session (per xdist worker) and
+    shared by the tests that only read it. READ ONLY: a test that changes a home copies this
+    one (`shutil.copytree`) or ingests its own. A test that wrote to it fails the session:
+    the lake's fingerprint and the warehouse's stamp are compared at the end."""
+    home = tmp_path_factory.mktemp("samples-lake") / "home"
+    report = ingest([SAMPLES], home, tools=SAMPLE_TOOLS)
+    stamp = warehouse._built_stamp(home)
+    before = (Lake(home).state(), stamp.read_text(), sorted(_listing(home)))
+    yield SamplesLake(home, report)
+    after = (Lake(home).state(), stamp.read_text(), sorted(_listing(home)))
+    assert after == before, "a test wrote to the shared samples lake (copy it instead)"
+
+
+def _listing(home: Path) -> list[str]:
+    """Every file of a home but the warehouse's lock, with its size and modification time."""
+    return [f"{p.relative_to(home)} {p.stat().st_size} {p.stat().st_mtime_ns}"
+            for p in home.rglob("*") if p.is_file() and p.name != ".publish.lock"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, SamplesLake
 from transforms import warehouse
-from transforms.ingest import ingest
+from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
 
 GOLDEN = REPO / "tests" / "golden" / "data_samples.json"
@@ -45,7 +45,11 @@ def _strict(line: bytes) -> object:
 
 def sample_summary(home: Path) -> dict[str, object]:
     """Ingest data_samples/ into `home` and describe the warehouse it gives."""
-    report = ingest([SAMPLES], home, tools=TOOLS)
+    return describe(home, ingest([SAMPLES], home, tools=TOOLS))
+
+
+def describe(home: Path, report: IngestReport) -> dict[str, object]:
+    """The warehouse of an ingest of data_samples/ (with its tools.yaml), and its report."""
     con = warehouse.connect(home)
     q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     result = {
@@ -79,8 +83,9 @@ def sample_summary(home: Path) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    return sample_summary(tmp_path_factory.mktemp("e2e") / "home")
+def summary(samples_lake: SamplesLake) -> dict[str, object]:
+    """The session's shared samples lake (tests/conftest.py), described."""
+    return describe(samples_lake.home, samples_lake.report)
 
 
 def test_matches_golden(summary: dict[str, object]) -> None:

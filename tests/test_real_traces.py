@@ -23,8 +23,9 @@ from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
 
-pytestmark = pytest.mark.skipif(_GIVEN is None, reason=f"set {REAL_TRACES_SETTING} to the "
-                                "folder of real traces to run these")
+# Slow as well: the full collection of real traces (`make test-fast` leaves it out).
+pytestmark = [pytest.mark.skipif(_GIVEN is None, reason=f"set {REAL_TRACES_SETTING} to the "
+                                 "folder of real traces to run these"), pytest.mark.slow]
 REAL_TRACES = _GIVEN if _GIVEN is not None else Path("/nonexistent")
 if _GIVEN is not None and not (_GIVEN / "tau-bench").is_dir():
     raise pytest.UsageError(f"{REAL_TRACES_SETTING}={_GIVEN}: no real traces there")

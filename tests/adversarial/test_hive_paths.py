@@ -7,15 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, SamplesLake
 from transforms import warehouse
 from transforms.ingest import ingest
 
 SAMPLES = REPO / "data_samples"
 
 
-def _summary(home: Path) -> dict[str, Any]:
-    ingest([SAMPLES], home, tools=SAMPLES / "tools.yaml", workers=1)
+def _summary(home: Path, ingested: bool = False) -> dict[str, Any]:
+    if not ingested:
+        ingest([SAMPLES], home, tools=SAMPLES / "tools.yaml", workers=1)
     con = warehouse.connect(home)
     try:
         q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
@@ -32,8 +33,11 @@ def _summary(home: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("folder", ["day=2020-01-01", "run_id=x", "month=1999-01/source_line=7"])
-def test_a_home_under_a_name_value_folder(folder: str, tmp_path: Path) -> None:
-    plain = _summary(tmp_path / "plain" / "home")
+def test_a_home_under_a_name_value_folder(folder: str, tmp_path: Path,
+                                          samples_lake: SamplesLake) -> None:
+    # The plain home: the session's samples lake (the same ingest, under no name=value folder).
+    assert "=" not in str(samples_lake.home)
+    plain = _summary(samples_lake.home, ingested=True)
     assert plain["runs"]
     assert _summary(tmp_path / folder / "home") == plain
 

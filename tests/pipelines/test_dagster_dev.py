@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+# Slow: `dagster dev` in its own processes (`make test-fast` leaves it out).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 DAY = "2026-11-20"
 DAGSTER = Path(sys.executable).with_name("dagster")

@@ -20,6 +20,10 @@ from tests.pipelines.test_dagster_dev import REPO, _graphql, dagster_dev
 from tests.transforms.test_lake import table_digests
 from transforms.ingest import ingest
 
+# Slow: `dagster dev` twice, and the queue's runs in processes of their own
+# (`make test-fast` leaves it out).
+pytestmark = pytest.mark.slow
+
 DAYS = ("2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17")
 FINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 

@@ -24,6 +24,15 @@ server.stop()
 """
 
 BUCKET = "runlake-test"
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every object-storage test is slow (an S3 server in a process of its own, and delta-rs
+    over HTTP): `make test-fast` leaves them out."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -1,17 +1,15 @@
-"""The samples ingested once per module, for the tests that run the views elsewhere."""
+"""The samples' lake for the tests that run the views elsewhere: the session's shared one
+(tests/conftest.py `samples_lake`, read only)."""
 
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-from transforms.ingest import ingest
+from tests.conftest import SAMPLES, SamplesLake
 
-SAMPLES = REPO / "data_samples"
+__all__ = ["SAMPLES"]
 
 
 @pytest.fixture(scope="module")
-def samples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    h = tmp_path_factory.mktemp("samples") / "home"
-    ingest([SAMPLES], h, tools=SAMPLES / "tools.yaml")
-    return h
+def samples_home(samples_lake: SamplesLake) -> Path:
+    return samples_lake.home

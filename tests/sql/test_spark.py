@@ -24,6 +24,9 @@ from transforms.ingest import ingest
 from transforms.lake import Lake, stored
 from transforms.warehouse import dialects, scripts
 
+# Slow: a local Spark session, a JVM (`make test-fast` leaves it out).
+pytestmark = pytest.mark.slow
+
 COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v_flag_summary",
             "v_regressions", "v_test_case_flips", "v_missing_test_cases", "v_truncations",
             "v_contract_violations", "v_runs", "v_crashed_runs", "v_case_history",
@@ -33,10 +36,12 @@ COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v
 
 @pytest.fixture(scope="module")
 def home(samples_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The samples, and spans whose clock is off: named by a run's run_id a year after it, and
-    sharing another run's trace 40 days before it (span_outside_run_window, whose detail
-    Spark must spell as DuckDB does)."""
-    con = warehouse.connect(samples_home)
+    """The samples (a copy of the shared lake), and spans whose clock is off: named by a run's
+    run_id a year after it, and sharing another run's trace 40 days before it
+    (span_outside_run_window, whose detail Spark must spell as DuckDB does)."""
+    own = tmp_path_factory.mktemp("spark-samples") / "home"
+    shutil.copytree(samples_home, own)
+    con = warehouse.connect(own)
     try:
         a_id, a_start = con.execute("SELECT run_id, started_at FROM runs WHERE started_at "
                                     "IS NOT NULL ORDER BY run_id LIMIT 1").fetchall()[0]
@@ -60,8 +65,8 @@ def home(samples_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
              span("far-3", b_trace, b_start - days_40, {})]
     landing = tmp_path_factory.mktemp("clock-off") / "clock-off.spans.jsonl"
     landing.write_text("".join(json.dumps(s) + "\n" for s in spans))
-    ingest([landing], samples_home, tools=SAMPLES / "tools.yaml")
-    return samples_home
+    ingest([landing], own, tools=SAMPLES / "tools.yaml")
+    return own
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import yaml
 
+from tests import memory_lake
 from transforms import warehouse
 from transforms.ingest import ingest
 
@@ -33,20 +35,49 @@ def _close(got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_view_returns_expected_rows(case: Path, tmp_path: Path) -> None:
-    """The view's rows are exactly the expected ones."""
+def _landing(case: Path, tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    """The case's spec, and a landing folder holding its given lines (one file per kind)."""
     spec = yaml.safe_load(case.read_text())
     landing = tmp_path / "landing"
     landing.mkdir()
     for kind, lines in spec["given"].items():
         (landing / f"given.{kind}.jsonl").write_text(
             "".join(json.dumps(_materialize(line)) + "\n" for line in lines))
+    return spec, landing
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[list[Any]]:
+    try:
+        return [list(r) for r in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_view_returns_expected_rows(case: Path, tmp_path: Path) -> None:
+    """The view's rows are exactly the expected ones: the given lines read by the ingest's
+    per-line code, every view built over them in memory (tests/memory_lake.py)."""
+    spec, landing = _landing(case, tmp_path)
+    rows = _rows(memory_lake.connect([landing]), spec["query"])
+    assert _close(rows, spec["expect"]), rows
+
+
+THROUGH_INGEST = ("v_runs", "v_token_usage", "v_runs.price_periods", "v_flag_summary",
+                  "v_regressions")
+"""Cases also run through the real ingest (Delta commit, warehouse file): responses and spans,
+later lines superseding earlier ones, prices, flags from several tables, the regression
+statistics."""
+
+
+@pytest.mark.parametrize("name", THROUGH_INGEST)
+def test_ingest_and_memory_give_the_same_rows(name: str, tmp_path: Path) -> None:
+    """A real ingest of the case gives its expected rows, and the very rows of the in-memory
+    build, column for column."""
+    spec, landing = _landing(Path(__file__).parent / f"{name}.yaml", tmp_path)
     ingest([landing], tmp_path / "home")
-    con = warehouse.connect(tmp_path / "home")
-    rows = con.execute(spec["query"]).fetchall()
-    con.close()
-    assert _close([list(r) for r in rows], spec["expect"]), rows
+    ingested = _rows(warehouse.connect(tmp_path / "home"), spec["query"])
+    assert _close(ingested, spec["expect"]), ingested
+    assert ingested == _rows(memory_lake.connect([landing]), spec["query"])
 
 
 def test_every_public_view_has_a_case() -> None:
@@ -97,3 +128,26 @@ def test_views_have_their_documented_columns(tmp_path: Path) -> None:
         wanted = names.split()
         assert [c for c in cols[view] if c in wanted] == wanted, view
     assert cols["v_runs"] == [*cols["runs"], "n_flags", "n_error_flags"]
+
+
+def test_memory_build_names_a_table_it_does_not_know() -> None:
+    """The in-memory build takes lake tables only: another name is a clear error, not an
+    empty view."""
+    import pyarrow as pa
+
+    from transforms.warehouse import memory
+
+    with pytest.raises(ValueError, match="not lake tables: run"):
+        memory.connect({"run": pa.table({"run_id": ["a"]})})
+
+
+def test_memory_build_without_rows_has_every_view_empty() -> None:
+    """With no rows the in-memory build has the views of a published warehouse, each empty."""
+    from transforms.warehouse import memory
+
+    con = memory.connect({})
+    try:
+        for view in [*SPEC_COLUMNS, "v_runs", "runs", "flags", "ingest_files"]:
+            assert con.execute(f"SELECT count(*) FROM {view}").fetchone() == (0,), view
+    finally:
+        con.close()

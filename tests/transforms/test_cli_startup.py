@@ -3,11 +3,9 @@ it runs (the time itself is measured in bench/, not here)."""
 
 import subprocess
 import sys
-from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import SamplesLake
 from transforms.cli.query import _cell
-from transforms.ingest import ingest
 
 HEAVY = ("polars", "pyarrow", "deltalake", "dagster", "jinja2", "sqlglot", "duckdb", "pydantic",
          "orjson", "yaml")
@@ -48,11 +46,12 @@ def test_table_cells_round_floats() -> None:
     assert _cell(float("nan")) == "nan"
 
 
-def test_a_query_opens_the_warehouse_without_the_lake_libraries(tmp_path: Path) -> None:
-    """`runlake sql` on a published warehouse: duckdb, and not pyarrow, deltalake, sqlglot,
-    polars or yaml (the lake and warehouse packages load those parts on first use)."""
-    home = tmp_path / "home"
-    ingest([REPO / "data_samples"], home)
+def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: SamplesLake
+                                                               ) -> None:
+    """`runlake sql` on a published warehouse (the session's samples lake, read only): duckdb,
+    and not pyarrow, deltalake, sqlglot, polars or yaml (the lake and warehouse packages load
+    those parts on first use)."""
+    home = samples_lake.home
     code = ("import sys; from transforms.cli import main; "
             f"sys.argv = ['runlake', 'sql', 'select count(*) from runs', '--home', {str(home)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"

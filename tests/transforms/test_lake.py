@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import SamplesLake
 from transforms import lake as lake_mod
 from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES
@@ -215,26 +216,29 @@ def _files(home: Path, table: str) -> list[str]:
     return lake_mod.Lake(home).file_uris(table)
 
 
-def test_lake_tables_are_delta_tables_polars_reads(write_lines: Callable[..., Path], home: Path,
-                                                    query: Callable[..., Any]) -> None:
+def test_lake_tables_are_delta_tables_polars_reads(samples_lake: SamplesLake) -> None:
     """Every lake table has a Delta log; pl.scan_delta counts in lake/<table> what the
-    warehouse's view of that name counts, and in lake/_lines/<table> every line as read."""
+    warehouse's view of that name counts, and in lake/_lines/<table> every line as read (the
+    session's samples lake, read only)."""
     import polars as pl
 
-    from tests.test_end_to_end import SAMPLES
-
-    ingest([SAMPLES], home)
-    for t in lake_mod.TABLES:
-        assert (home / "lake" / t / "_delta_log").is_dir(), t
-        n = pl.scan_delta(str(home / "lake" / t)).select(pl.len()).collect().item()
-        assert [(n,)] == query(f"SELECT count(*) FROM {t}"), t
-        if t in lake_mod.AS_READ:
-            lines = pl.scan_delta(str(home / "lake" / lake_mod.stored(t))).select(
-                pl.len()).collect().item()
-            assert [(lines,)] == query(f"SELECT count(*) FROM staging.stg_{t}"
-                                       + ("_lines" if t in RUN_TABLES else "")), t
-    # The samples repeat run_ids: the lines that lose are in _lines/, not in lake/runs.
-    assert query("SELECT count(*) FROM staging.stg_superseded_runs")[0][0] > 0
+    home = samples_lake.home
+    con = warehouse.connect(home)
+    try:
+        for t in lake_mod.TABLES:
+            assert (home / "lake" / t / "_delta_log").is_dir(), t
+            n = pl.scan_delta(str(home / "lake" / t)).select(pl.len()).collect().item()
+            assert [(n,)] == con.execute(f"SELECT count(*) FROM {t}").fetchall(), t
+            if t in lake_mod.AS_READ:
+                lines = pl.scan_delta(str(home / "lake" / lake_mod.stored(t))).select(
+                    pl.len()).collect().item()
+                assert [(lines,)] == con.execute(
+                    f"SELECT count(*) FROM staging.stg_{t}"
+                    + ("_lines" if t in RUN_TABLES else "")).fetchall(), t
+        # The samples repeat run_ids: the lines that lose are in _lines/, not in lake/runs.
+        assert con.execute("SELECT count(*) FROM staging.stg_superseded_runs").fetchall()[0][0] > 0
+    finally:
+        con.close()
 
 
 def test_new_rows_are_added_without_rewriting(write_lines: Callable[..., Path], home: Path,
@@ -556,6 +560,7 @@ def test_history_lists_each_ingest_and_as_of_answers_from_it(
     """runlake history lists a version per ingest with its files and rows; --as-of a version
     or a timestamp answers from that version."""
     import time
+    from datetime import UTC, datetime
 
     from typer.testing import CliRunner
 
@@ -563,9 +568,14 @@ def test_history_lists_each_ingest_and_as_of_answers_from_it(
 
     a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
     ingest([a], home)
-    time.sleep(1.1)
-    between = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    time.sleep(1.1)
+    # A timestamp after the first commit and before the second: the lake's commit times are
+    # in milliseconds, so the clock need only move past it (a poll, not a sleep of a second).
+    now = time.time()
+    between = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    deadline = time.monotonic() + 10
+    while time.time() * 1000 < now * 1000 + 2:
+        assert time.monotonic() < deadline, "the clock did not move"
+        time.sleep(0.001)
     write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-20")],
                 name="a.responses.jsonl")
     ingest([a], home)

@@ -14,6 +14,10 @@ from tests.transforms.test_lake import run, table_digests
 from transforms import db, warehouse
 from transforms.ingest import ingest
 
+# Slow: an ingest killed at every stage of its commit, each in a process of its own
+# (`make test-fast` leaves it out).
+pytestmark = pytest.mark.slow
+
 # The ingest runs in a child process with one function wrapped to SIGKILL the process right
 # after (or, for the file move, right before committing) its n-th call.
 CHILD = """

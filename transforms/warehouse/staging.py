@@ -134,14 +134,19 @@ def _empty_superseded() -> str:
 
 def prepare_lookups(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
     """flag_codes and the model tables of `prepare`."""
+    install_flag_codes(con)
+    # The model alias and price tables the last ingest stored (else the shipped ones).
+    install_stored(con, lake.store)
+
+
+def install_flag_codes(con: duckdb.DuckDBPyConnection) -> None:
+    """The flag_codes lookup table: every flag code of the catalog."""
     con.execute("CREATE TABLE flag_codes (code VARCHAR PRIMARY KEY, severity VARCHAR, "
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
             for s in CATALOG.values()]
     con.execute("INSERT INTO flag_codes VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)),
                 [v for row in rows for v in row])
-    # The model alias and price tables the last ingest stored (else the shipped ones).
-    install_stored(con, lake.store)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, f: Path) -> None:

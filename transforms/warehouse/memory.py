@@ -1,0 +1,98 @@
+"""Every view of sql/ over lake tables held in memory: the warehouse of a few rows without a
+lake on disk.
+
+`connect` takes the rows of the lake tables as Arrow tables (the schemas of
+transforms.contracts.schemas, as the ingest's workers stage them; a `month` partition column,
+as transforms.lake.files.lake_schema adds, is ignored) and returns an in-memory DuckDB
+connection holding the same objects as `transforms.warehouse.publishing.at` computes from a
+lake version: the staging views (the lines a later line supersedes left out of the run
+tables), the tool registry, flag_codes and the model tables, then the macros, intermediate,
+marts and checks of sql/ in build order, the intermediate views computed once as tables.
+"""
+
+from collections.abc import Mapping
+
+import duckdb
+import pyarrow as pa
+
+from transforms import db
+from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.lake.core import REGISTRY_SCHEMA
+from transforms.lake.files import duckdb_type, empty_select
+from transforms.warehouse.lookups import ModelTables, install, load
+from transforms.warehouse.sqlfiles import sql_files
+from transforms.warehouse.staging import (
+    SUPERSEDED_LINES,
+    install_flag_codes,
+    run_sql,
+    staging_views,
+)
+
+
+def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
+            model_tables: ModelTables | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with every view of sql/ built over `tables` (lake table name ->
+    its rows; a table not given is empty). `registry`: the tool registry's rows
+    (transforms.lake.core.REGISTRY_SCHEMA, as `Registry.rows` gives them; none by default);
+    `model_tables`: the model alias and price tables (default the shipped ones)."""
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise ValueError(f"not lake tables: {', '.join(unknown)}")
+    con = db.connect(":memory:")
+    try:
+        for schema in ("staging", "intermediate", "checks"):
+            con.execute(f"CREATE SCHEMA {schema}")
+        for t in TABLES:
+            name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+            con.execute(f"CREATE TABLE staging.{name}__rows AS {_rows_sql(con, t, tables.get(t))}")
+            con.unregister(f"_memory_{t}")
+            con.execute(f"CREATE VIEW staging.{name} AS SELECT * FROM staging.{name}__rows")
+        con.execute(f"CREATE TABLE staging.superseded_lines__computed AS {SUPERSEDED_LINES}")
+        con.execute("CREATE VIEW staging.stg_superseded_lines AS "
+                    "SELECT * FROM staging.superseded_lines__computed")
+        for name, sql in staging_views(with_superseded=False):
+            con.execute(f"CREATE VIEW staging.{name} AS {sql}")
+        _registry(con, registry)
+        install_flag_codes(con)
+        install(con, model_tables or load())
+        for f in sql_files():
+            run_sql(con, f)
+            if f.parent.name == "intermediate":
+                con.execute(f"CREATE TABLE intermediate.{f.stem}__computed AS "
+                            f"SELECT * FROM intermediate.{f.stem}")
+                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
+                            f"SELECT * FROM intermediate.{f.stem}__computed")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _rows_sql(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table | None) -> str:
+    """SELECT of a lake table's columns, in its order and types, from the given rows (a column
+    they lack reads as a typed null, as for a lake file written before it existed)."""
+    if rows is None or rows.num_rows == 0:
+        return empty_select(table)
+    source = f"_memory_{table}"
+    con.register(source, rows)
+    have = set(rows.column_names)
+    cols = ", ".join(
+        f"CAST({c.name} AS {duckdb_type(c.type)}) AS {c.name}" if c.name in have
+        else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
+        for c in TABLES[table].columns)
+    return f"SELECT {cols} FROM {source}"
+
+
+def _registry(con: duckdb.DuckDBPyConnection, registry: pa.Table | None) -> None:
+    if registry is None or registry.num_rows == 0:
+        source = "SELECT " + ", ".join(
+            f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
+        ) + " WHERE false"
+    else:
+        con.register("_memory_registry", registry.select(REGISTRY_SCHEMA.names)
+                     .cast(REGISTRY_SCHEMA))
+        source = "SELECT * FROM _memory_registry"
+    con.execute(f"CREATE TABLE staging.tool_registry__rows AS {source}")
+    con.unregister("_memory_registry")
+    con.execute("CREATE VIEW staging.stg_tool_registry AS "
+                "SELECT * FROM staging.tool_registry__rows")
