@@ -89,17 +89,16 @@ def samples_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SamplesLa
     """The samples' lake and warehouse, ingested once per test session (per xdist worker) and
     shared by the tests that only read it. READ ONLY: a test that changes a home copies this
     one (`shutil.copytree`) or ingests its own. A test that wrote to it fails the session:
-    the lake's fingerprint and the warehouse's stamp are compared at the end."""
+    the lake's version and every file of the home are compared at the end."""
     home = tmp_path_factory.mktemp("samples-lake") / "home"
     report = ingest([SAMPLES], home, tools=SAMPLE_TOOLS)
-    stamp = warehouse._built_stamp(home)
-    before = (Lake(home).state(), stamp.read_text(), sorted(_listing(home)))
+    before = (Lake(home).snapshot(), sorted(_listing(home)))
     yield SamplesLake(home, report)
-    after = (Lake(home).state(), stamp.read_text(), sorted(_listing(home)))
+    after = (Lake(home).snapshot(), sorted(_listing(home)))
     assert after == before, "a test wrote to the shared samples lake (copy it instead)"
 
 
 def _listing(home: Path) -> list[str]:
-    """Every file of a home but the warehouse's lock, with its size and modification time."""
+    """Every file of a home but its reports, with its size and modification time."""
     return [f"{p.relative_to(home)} {p.stat().st_size} {p.stat().st_mtime_ns}"
-            for p in home.rglob("*") if p.is_file() and p.name != ".publish.lock"]
+            for p in home.rglob("*") if p.is_file() and p.relative_to(home).parts[0] != "reports"]
