@@ -15,8 +15,10 @@ each repeat, each H and each tree, interleaved, each step in a fresh process:
   Wall time from outside, split inside the process where the code allows: the written tables'
   commits (`Lake._commit_table`), the derive (`warehouse.derive.derive`, step 2 of the commit;
   the baseline's `warehouse.derived.derive`, run by `warehouse.publish` after the manifest
-  commit), compaction and vacuum (`Lake.maintain`), the manifest (the rest of `Lake.commit`),
-  the warehouse build (`publishing.build`); "read" is the rest of `ingest()` (the parser
+  commit; of it, the weeks' SQL (`_compute`, the baseline's `_derive_weeks`) and the derived
+  tables' Delta commits (`replace_partitions`)), compaction and vacuum (`Lake.maintain`), the
+  manifest (the rest of `Lake.commit`: its commit and the listings of table versions), the
+  warehouse build (`publishing.build`); "read" is the rest of `ingest()` (the parser
   workers, the summary, the lock), "start" what the process spends outside `ingest()`
   (interpreter, imports, printing the report). Peak RSS of the process tree (workers
   included), sampled every 50 ms; the bytes of the files the step added or changed under
@@ -88,7 +90,7 @@ def wrap(owner, name, key):
             inside.pop()
             took = time.perf_counter() - t
             spent[key] = spent.get(key, 0.0) + took
-            if "commit" in inside:  # a step of the commit sequence
+            if inside and inside[-1] == "commit":  # a step of the commit sequence
                 spent["in_commit"] = spent.get("in_commit", 0.0) + took
     setattr(owner, name, timed)
 
@@ -99,6 +101,14 @@ wrap(core.Lake, "maintain", "maintain")
 wrap(ing, "derive", "derive")         # step 2 of the commit (the derived tables)
 wrap(publishing, "derive", "derive")  # run by publish after the commit (the week folders)
 wrap(publishing, "build", "build")
+import importlib
+try:  # inside the derive: the weeks' SQL, and the derived tables' Delta commits
+    dv = importlib.import_module("transforms.warehouse.derive")
+    wrap(dv, "_compute", "derive_sql")
+    wrap(dv, "replace_partitions", "derive_commits")
+except ModuleNotFoundError:  # the week folders
+    dv = importlib.import_module("transforms.warehouse.derived")
+    wrap(dv, "_derive_weeks", "derive_sql")
 sys.argv = ["runlake", "ingest", *sys.argv[2:]]
 from transforms.command import main
 try:
@@ -269,6 +279,8 @@ class Case:
             "wall": wall, "rss": rss,
             "tables": spent.get("tables", 0.0),
             "derive": spent.get("derive", 0.0),
+            "derive_sql": spent.get("derive_sql", 0.0),
+            "derive_commits": spent.get("derive_commits", 0.0),
             "maintain": spent.get("maintain", 0.0),
             # The rest of Lake.commit: the manifest commit and the listings of table versions.
             "manifest": spent.get("commit", 0.0) - spent.get("in_commit", 0.0),
@@ -303,7 +315,8 @@ def fmt_row(label: str, rows: list[dict[str, float]]) -> str:
     m = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     mb = (m["bytes_written"] + m["bytes_derived"] + m["bytes_manifest"]) / 2**20
     return (f"  {label:<22} {m['wall']:6.2f} s {m['rss']:6.0f} MB | tables {m['tables']:.2f}"
-            f"  derive {m['derive']:.2f}  maintain {m['maintain']:.2f}  manifest "
+            f"  derive {m['derive']:.2f} (weeks' SQL {m['derive_sql']:.2f}, Delta commits "
+            f"{m['derive_commits']:.2f})  maintain {m['maintain']:.2f}  manifest "
             f"{m['manifest']:.2f}  build {m['build']:.2f}  read {m['read']:.2f}  start "
             f"{m['start']:.2f} | lake +{mb:.2f} MiB (written {m['bytes_written'] / 2**20:.2f},"
             f" derived {m['bytes_derived'] / 2**20:.2f}, manifest "
