@@ -4,9 +4,10 @@ warehouse they publish.
 The partitions are the UTC days the landing folder has files for (`YYYY-MM-DD` keys), added
 as they are found by the landing sensor, by `python -m pipelines.materialize` (`make run`) and
 by the nightly schedule: the UI shows the days that exist, nothing before the first one.
-Materializing partition D ingests the landing files of day D (see `transforms.read.landing`), runs
-the checks against the lake as it now is, and reports per-table metadata for day D. The
-warehouse asset rebuilds lake/_derived and warehouse.duckdb; the blocking check
+Materializing partition D ingests the landing files of day D (see `transforms.read.landing`):
+one lake version, its derived tables included. It then runs the checks against the lake as it
+now is and reports per-table metadata for day D. The warehouse asset builds warehouse.duckdb
+(and derives the tables again when the SQL or the lookups changed); the blocking check
 `lines_accounted_for` keeps it from running when the lake does not account for every line.
 """
 
@@ -227,7 +228,8 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
 @dg.asset(deps=list(TABLES), group_name="warehouse")
 def warehouse_views(context: dg.AssetExecutionContext,
                     runlake: RunlakeResource) -> dg.MaterializeResult:
-    """warehouse.duckdb: the lake's derived tables, then the views, rebuilt atomically."""
+    """warehouse.duckdb: the views of the lake's newest version, built aside and renamed into
+    place."""
     s = runlake.settings()
     path = warehouse.publish(s.home, s.retention_hours)
     con = warehouse.connect(s.home)
