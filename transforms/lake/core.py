@@ -208,7 +208,7 @@ class Lake:
             self._opened[key] = self._open(table, version)
         return self._opened[key]
 
-    def _open(self, table: str, version: int | None) -> Any:
+    def _open(self, table: str, version: int | None, listed: bool = False) -> Any:
         from deltalake import DeltaTable
 
         if self.remote:
@@ -220,7 +220,7 @@ class Lake:
                                   storage_options=self.store.options)
             except TableNotFoundError:
                 return None
-        if not self.exists(table):
+        if not listed and not self.exists(table):
             return None
         return DeltaTable(self.delta_uri(table), version=version)
 
@@ -275,8 +275,8 @@ class Lake:
         """The current version of every table (the written tables and the manifest at -1
         when not written yet)."""
         out = {t: -1 for t in (*WRITTEN, MANIFEST)}
-        for t in self.tables():
-            dt = self.open(t)
+        for t in self.tables():  # listed: their logs are there
+            dt = self._open(t, None, listed=True)
             out[t] = -1 if dt is None else dt.version()
         return out
 
