@@ -2,8 +2,10 @@
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,30 @@ def _listing(home: Path) -> list[str]:
     """Every file of a home but its reports, with its size and modification time."""
     return [f"{p.relative_to(home)} {p.stat().st_size} {p.stat().st_mtime_ns}"
             for p in home.rglob("*") if p.is_file() and p.relative_to(home).parts[0] != "reports"]
+
+
+@pytest.fixture
+def webhook(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    """A webhook on 127.0.0.1, named by RUNLAKE_WEBHOOK_URL: what it receives, as
+    {"type": Content-Type, "body": the JSON body} per request."""
+    received: list[dict[str, Any]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append({"type": self.headers["Content-Type"], "body": json.loads(body)})
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("RUNLAKE_WEBHOOK_URL", f"http://127.0.0.1:{server.server_port}/hook")
+    try:
+        yield received
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -3,10 +3,7 @@ day one agent crashes, one does not run, one misses 40% of its test cases, one d
 rate and one is steady. v_regressions, v_missing_test_cases, the report's first screen, the
 CLI's exit code, the webhook and the Dagster check must each say exactly that."""
 
-import json
-import threading
 from datetime import date
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -131,28 +128,9 @@ def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
 
 
 def test_fail_on_regression_exits_3_and_the_webhook_gets_the_summary(
-        week_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    received: list[dict[str, Any]] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            received.append({"type": self.headers["Content-Type"], "body": json.loads(body)})
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        monkeypatch.setenv("RUNLAKE_WEBHOOK_URL", f"http://127.0.0.1:{server.server_port}/hook")
-        res = RUNNER.invoke(app, ["report", "--home", str(week_home), "--fail-on-regression"])
-    finally:
-        server.shutdown()
-        server.server_close()
+        week_home: Path, webhook: list[dict[str, Any]]) -> None:
+    received = webhook
+    res = RUNNER.invoke(app, ["report", "--home", str(week_home), "--fail-on-regression"])
     assert res.exit_code == EXIT_REGRESSED == 3, res.output
     assert "webhook: summary sent" in res.output
     assert len(received) == 1 and received[0]["type"] == "application/json"

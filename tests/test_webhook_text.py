@@ -4,11 +4,9 @@ to a chat tool: every such string arrives escaped for it (Slack's `&`, `<`, `>`;
 field."""
 
 import json
-import threading
 import unicodedata
 from collections.abc import Iterator
 from datetime import date, timedelta
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -63,31 +61,6 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "home"
 
 
-@pytest.fixture
-def hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    """A webhook on 127.0.0.1: the JSON bodies it receives."""
-    received: list[dict[str, Any]] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("RUNLAKE_WEBHOOK_URL", f"http://127.0.0.1:{server.server_port}/hook")
-    try:
-        yield received
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def _strings(v: Any, where: str = "") -> Iterator[tuple[str, str]]:
     if isinstance(v, str):
         yield where, v
@@ -109,11 +82,11 @@ def _unsafe(text: str) -> list[str]:
 
 
 def test_trace_text_reaches_the_webhook_escaped(hostile_home: Path,
-                                                hook: list[dict[str, Any]]) -> None:
+                                                webhook: list[dict[str, Any]]) -> None:
     res = RUNNER.invoke(app, ["report", "--home", str(hostile_home), "--fail-on-regression"])
     assert res.exit_code == EXIT_REGRESSED, res.output
-    assert len(hook) == 1
-    body = hook[0]
+    assert len(webhook) == 1
+    body = webhook[0]["body"]
     assert body["regressed"] and body["crashed_runs"] and body["missing_test_cases"]
     for where, text in _strings(body):
         if where != ".report":  # the page's path, runlake's own
