@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -241,7 +240,7 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
     week, or one Parquet file for a table that is not; `schema_file` a Parquet file with the
     table's columns (the schema of a table made, or rewritten whole). Returns the version."""
     from deltalake import DeltaTable
-    from deltalake.transaction import AddAction, RemoveAction
+    from deltalake.transaction import AddAction
 
     if weeks is not None and not weeks:
         return -1
@@ -276,31 +275,6 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
             partition_filters=None if weeks is None else [(WEEK, "in", weeks)])
         return int(lake.open(table).version())
 
-    version = with_retries(table, attempt)
-    # Another writer's overwrite of the same weeks that committed between this one's read
-    # and its commit (object storage has no commit lock) is not removed by it: remove what
-    # it added, so each week holds one writer's rows (the derive step's recheck then finds
-    # whether they were derived from every row).
-    mine = {a.path for a in adds}
-    for _ in range(COMMIT_RETRIES):
-        dt = lake.open(table)
-        actions = pa.table(dt.get_add_actions(flatten=True))
-        paths = actions.column("path").to_pylist()
-        parts = actions.column(f"partition.{WEEK}").to_pylist() if partitioned \
-            else [None] * len(paths)
-        sizes = actions.column("size_bytes").to_pylist()
-        foreign = [(p, int(n), w) for p, n, w in zip(paths, sizes, parts, strict=True)
-                   if unquote(p) not in mine and p not in mine
-                   and (weeks is None or w in weeks)]
-        if not foreign:
-            break
-        now = int(time.time() * 1000)
-
-        def remove(foreign: list[tuple[str, int, str | None]] = foreign, now: int = now) -> None:
-            lake.open(table).create_write_transaction(
-                [RemoveAction(p, True, now, n, {WEEK: w} if partitioned else {})
-                 for p, n, w in foreign], mode="append", schema=schema, partition_by=by)
-
-        with_retries(table, remove)
-        version = int(lake.open(table).version())
-    return version
+    # Under the commit lock (Lake.committing), so no other writer overwrites these weeks
+    # between this one's read and its commit.
+    return with_retries(table, attempt)

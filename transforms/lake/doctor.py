@@ -241,7 +241,7 @@ def _forget(lake: Lake, sources: list[str], derive: Derive) -> None:
     parts = lake.where.scratch / f"repair-{uuid.uuid4().hex}"
     parts.mkdir(parents=True)
     try:
-        empty = pa.Table.from_pylist([], schema=lake_schema(MANIFEST))
+        empty = lake_schema(MANIFEST).empty_table()
         lake.commit(parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
                     derive=derive)
     finally:

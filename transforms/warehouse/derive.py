@@ -49,6 +49,7 @@ from transforms.warehouse.sqlfiles import reads, sql_files
 from transforms.warehouse.staging import (
     SUPERSEDED,
     Window,
+    prepare,
     prepare_lookups,
     prepare_tables,
     run_sql,
@@ -109,40 +110,22 @@ def digest(lake: Lake) -> str:
 
 
 def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
-    """Step 2 of a commit (transforms.lake.core.Derive): rewrite the derived tables for what the
-    written tables changed since the lake version `before` (the versions readers saw). Returns
-    what the manifest commit records: `derived_from` and the weeks rewritten."""
-    out: dict[str, Any] = {}
-    for attempt in range(COMMIT_ROUNDS):
-        scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
-        try:
-            now = lake.versions()
-            got = _derive(lake, before, scratch, now, trusted=attempt > 0)
-            out = {**got, "weeks_derived": got["weeks_derived"] if attempt == 0
-                   else f"{out['weeks_derived']}+{got['weeks_derived']}"}
-        finally:
-            clear_scratch(scratch)
-        # Another writer (on object storage, where no lock keeps writers apart) committed rows
-        # while these weeks were derived: derive again what its commits changed.
-        after = lake.versions()
-        if all(after.get(stored(t), -1) == now.get(stored(t), -1) for t in TABLES):
-            break
-        before = {**after, **{stored(t): now.get(stored(t), -1) for t in TABLES},
-                  MANIFEST: before.get(MANIFEST, -1)}
-    return out
+    """Step 2 of a commit (transforms.lake.core.Derive), under the commit lock: rewrite the
+    derived tables for what the written tables changed since the lake version `before` (the
+    versions readers saw). Returns what the manifest commit records: `derived_from` and the
+    weeks rewritten."""
+    scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
+    try:
+        return _derive(lake, before, scratch, lake.versions())
+    finally:
+        clear_scratch(scratch)
 
 
-COMMIT_ROUNDS = 5
-"""At most this many derive passes in one commit (one, unless other writers commit rows)."""
-
-
-def _derive(lake: Lake, before: dict[str, int], scratch: Path, now: dict[str, int],
-            trusted: bool = False) -> dict[str, Any]:
-    """One derive pass over the written tables at `now` (`trusted`: the derived tables at
-    `before` were made with this digest)."""
+def _derive(lake: Lake, before: dict[str, int], scratch: Path,
+            now: dict[str, int]) -> dict[str, Any]:
+    """Derive over the written tables at `now`."""
     key = digest(lake)
-    previous = {"derived_from": key} if trusted else (
-        lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {})
+    previous = lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
     # Every week when the SQL or the lookups changed, or a derived table is not there (a
     # first commit, or one a repair moved aside).
     expected = [*(derived(f.stem) for f in _intermediate()), *PUBLIC, SUPERSEDED]
@@ -156,8 +139,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path, now: dict[str, in
     superseded = scratch / "superseded_lines.parquet"
     con = db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch / "spill"))
     try:
-        prepare_tables(con, lake, written)
-        prepare_lookups(con, lake)
+        prepare(con, lake, written)
         con.execute("CREATE SCHEMA derive")
         con.execute("CREATE TABLE derive.superseded AS SELECT * FROM staging.stg_superseded_lines")
         con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS "
@@ -169,7 +151,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path, now: dict[str, in
         if full:
             weeks = _all_weeks(files)
         else:
-            weeks = _touched_weeks(lake, before, now) | {
+            weeks = _touched_weeks(lake, before, files) | {
                 week_of(d + timedelta(days=k)) for d in changed_lines
                 for k in range(-MARGIN_DAYS, MARGIN_DAYS + 1)}
             if None in weeks:  # a data file without day statistics: every week
@@ -220,15 +202,16 @@ def _weeks_between(a: date | None, b: date | None, margin: int) -> set[date | No
     return out
 
 
-def _touched_weeks(lake: Lake, before: dict[str, int], now: dict[str, int]) -> set[date | None]:
+def _touched_weeks(lake: Lake, before: dict[str, int],
+                   files: dict[str, list[DataFile]]) -> set[date | None]:
     """The weeks whose derived rows may differ from the lake version `before`: those within
     MARGIN_DAYS of the days of every data file added or removed since (by the files' day
-    statistics)."""
+    statistics; `files`: each table's data files now)."""
     out: set[date | None] = set()
     for t in PUBLIC:
         name = stored(t)
         old = {f.path: f for f in lake.file_days(name, before.get(name, -1))}
-        new = {f.path: f for f in lake.file_days(name, now.get(name, -1))}
+        new = {f.path: f for f in files[t]}
         for path in old.keys() ^ new.keys():
             f = old.get(path) or new[path]
             out |= _weeks_between(f.first, f.last, MARGIN_DAYS)
@@ -247,12 +230,17 @@ def _superseded_days(con: duckdb.DuckDBPyConnection, lake: Lake,
     else:
         old = "SELECT * FROM derive.superseded WHERE false"
     rows = con.execute(f"""
-        WITH old AS ({old}), now_ AS (SELECT * FROM derive.superseded),
-        changed AS ((SELECT * FROM old EXCEPT SELECT * FROM now_)
-                    UNION ALL (SELECT * FROM now_ EXCEPT SELECT * FROM old))
+        WITH changed AS ({_changed_rows(old, "SELECT * FROM derive.superseded")})
         SELECT DISTINCT d FROM changed, unnest([day, win_day]) AS t(d)
         WHERE d IS NOT NULL""").fetchall()
     return {r[0] for r in rows}
+
+
+def _changed_rows(old: str, new: str) -> str:
+    """SQL of the rows one of two queries (of the same columns) gives and the other not."""
+    return f"""WITH old AS ({old}), new AS ({new})
+        (SELECT * FROM old EXCEPT SELECT * FROM new)
+        UNION ALL (SELECT * FROM new EXCEPT SELECT * FROM old)"""
 
 
 def _groups(weeks: list[date]) -> list[list[date]]:
@@ -402,11 +390,9 @@ def _lake_wide(con: duckdb.DuckDBPyConnection, lake: Lake, before: dict[str, int
         old = stored_sql(lake, table, before.get(table, -1))
         key = _week_key(con, f"derive.{f.stem}")
         if old is not None:
-            changed = {r[0] for r in con.execute(f"""
-                WITH old AS ({old}), now_ AS (SELECT * FROM derive.{f.stem}),
-                diff AS ((SELECT * FROM old EXCEPT SELECT * FROM now_)
-                         UNION ALL (SELECT * FROM now_ EXCEPT SELECT * FROM old))
-                SELECT DISTINCT {week_sql(key)} FROM diff AS x""").fetchall()} - {None}
+            diff = _changed_rows(old, f"SELECT * FROM derive.{f.stem}")
+            changed = {r[0] for r in con.execute(
+                f"SELECT DISTINCT {week_sql(key)} FROM ({diff}) AS x").fetchall()} - {None}
         if full or old is None or changed:
             path = scratch / "out" / f"{f.stem}.parquet"
             con.execute(f"COPY derive.{f.stem} TO {sql_str(str(path))} "

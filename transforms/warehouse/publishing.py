@@ -18,7 +18,7 @@ import duckdb
 from transforms import db
 from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
-from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake
+from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake, lake_schema
 from transforms.lake.store import locate
 from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
 from transforms.warehouse.derive import (
@@ -133,12 +133,8 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
 def commit_derived(lake: Lake, retention_hours: float = DEFAULT_RETENTION_HOURS) -> int:
     """A lake version that changes no row as ingested and derives the tables again (the SQL,
     the registry or the model tables changed); returns its version."""
-    import pyarrow as pa
-
-    from transforms.lake import lake_schema
-
     nothing = lake.where.scratch / f"derive-{uuid.uuid4().hex}"
-    result = lake.commit(nothing, [], pa.Table.from_pylist([], schema=lake_schema(MANIFEST)),
+    result = lake.commit(nothing, [], lake_schema(MANIFEST).empty_table(),
                          uuid.uuid4().hex, (), retention_hours, action="derive", derive=derive)
     return result.versions[MANIFEST]
 
