@@ -90,27 +90,32 @@ PYTHONDONTWRITEBYTECODE set (this machine's shell sets it) every process, each w
 server included, compiles every module it imports again (~0.3 s each)."""
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak tree RSS in MB) of a command."""
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+            sample: bool = True, what: str | None = None) -> tuple[float, float]:
+    """(wall seconds, peak tree RSS in MB, 0 unless `sample`) of a command, run with `env`
+    (default ENV) in `cwd`; a failure exits naming `what` (default the command)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=ENV if env is None else env, cwd=cwd)
     peak = 0
     done = threading.Event()
 
-    def sample() -> None:
+    def sampler() -> None:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _tree_rss_kb(proc.pid))
             time.sleep(0.05)
 
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
+    t = threading.Thread(target=sampler, daemon=True)
+    if sample:
+        t.start()
     _, err = proc.communicate()
     elapsed = time.perf_counter() - start
     done.set()
-    t.join()
+    if sample:
+        t.join()
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}")
+        raise SystemExit(f"{what or ' '.join(cmd)} failed:\n{err.decode()[-3000:]}")
     return elapsed, peak / 1024
 
 

@@ -43,7 +43,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -53,7 +52,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ingest import ENV, OUT, _tree_rss_kb  # noqa: E402
+from bench.ingest import ENV, OUT, measure  # noqa: E402
 from devtools.synth import default_agents, make_run, make_spans  # noqa: E402
 
 FIRST = date(2025, 1, 1)
@@ -170,28 +169,8 @@ def env_for(code: Path) -> dict[str, str]:
 def run(code: Path, args: list[str], sample: bool = False) -> tuple[float, float]:
     """(wall seconds, peak RSS MB of the process tree or 0) of `python -c args[0] args[1:]`
     in the tree `code`."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", *args], cwd=code, env=env_for(code),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak, done = 0, threading.Event()
-
-    def sampler() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
-            time.sleep(0.05)
-
-    t = threading.Thread(target=sampler, daemon=True)
-    if sample:
-        t.start()
-    _, err = proc.communicate()
-    wall = time.perf_counter() - start
-    done.set()
-    if sample:
-        t.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{args[1:]} in {code} failed:\n{err.decode()[-3000:]}")
-    return wall, peak / 1024
+    return measure([sys.executable, "-c", *args], env=env_for(code), cwd=code, sample=sample,
+                   what=f"{args[1:]} in {code}")
 
 
 def listing(folder: Path) -> dict[str, tuple[int, int]]:
