@@ -58,6 +58,27 @@ class Settings(BaseSettings):
     freshness_hours: float = Field(36.0, gt=0, description="Check: the newest day with runs "
                                    "must be at most this many hours old.")
 
+    # `runlake serve`, the OTLP/HTTP receiver (docs/receiver.md).
+    receiver_token: str | None = Field(None, repr=False, min_length=16, pattern=r"^[!-~]+$",
+                                       description="Bearer token the receiver requires "
+                                       "(`Authorization: Bearer …`); required to listen on an "
+                                       "address other than the loopback. At least 16 printable "
+                                       "ASCII characters, no spaces.")
+    receiver_max_body_mb: float = Field(20.0, gt=0, le=1024, description="Largest request the "
+                                        "receiver takes, in MiB, before and after gzip (413 "
+                                        "above it).")
+    receiver_queue_mb: float = Field(64.0, gt=0, le=4096, description="Received spans waiting "
+                                     "to be written, in MiB, above which the receiver answers "
+                                     "503 with Retry-After.")
+    receiver_connections: int = Field(64, ge=1, le=4096, description="Connections the receiver "
+                                      "serves at once; more are answered 503 with Retry-After.")
+    receiver_file_mb: float = Field(64.0, gt=0, le=65536, description="A landing file is "
+                                    "closed (renamed to its final name) once it holds this many "
+                                    "MiB.")
+    receiver_file_seconds: float = Field(300.0, gt=0, le=86400, description="A landing file is "
+                                         "closed this many seconds after it was opened (and at "
+                                         "UTC midnight).")
+
     # The standard AWS variables (an s3:// home or landing; docs/object-storage.md).
     aws_endpoint_url: str | None = Field(None, validation_alias=AliasChoices(
         "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"))
@@ -145,7 +166,10 @@ def load() -> Settings:
         for error in e.errors():
             field = str(error["loc"][0]) if error["loc"] else ""
             name = f"{Settings.model_config.get('env_prefix', '')}{field}".upper()
-            said.setdefault(name, f"{name}={str(error.get('input'))[:60]!r}: {error['msg']}")
+            info = Settings.model_fields.get(field)
+            shown = "(hidden)" if info is not None and info.repr is False else \
+                repr(str(error.get("input"))[:60])
+            said.setdefault(name, f"{name}={shown}: {error['msg']}")
         raise InputError("; ".join(said.values())) from None
     _LOADED.clear()  # the environment changed: the previous state is not asked again
     _LOADED[key] = settings

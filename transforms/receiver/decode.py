@@ -1,0 +1,213 @@
+"""OTLP trace export requests as OTLP/JSON lines, and the answers the OTLP specification asks
+for.
+
+A request body is an `ExportTraceServiceRequest` as protobuf (`application/x-protobuf`) or as
+OTLP/JSON (`application/json`). Either way it becomes one OTLP/JSON line `{"resourceSpans":
+[...]}` (the collector file exporter's record, which `runlake ingest` reads as kind otlp), with
+trace and span ids as lowercase hex, as OTLP/JSON requires (protobuf's own JSON printer writes
+bytes as base64; they are converted back). A span whose trace or span id is missing, of the
+wrong length or all zeros, or whose parent id is malformed, is rejected: left out of the line and
+counted in the answer's `partial_success`. A body that does not decode is a `DecodeError` (400).
+"""
+
+import base64
+import binascii
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+MEDIA_TYPES = (PROTOBUF, JSON)
+_HEX = {16: re.compile(r"[0-9a-fA-F]{32}"), 8: re.compile(r"[0-9a-fA-F]{16}")}
+_SHOWN_REJECTIONS = 3
+
+
+class DecodeError(ValueError):
+    """The body is not an ExportTraceServiceRequest in the media type it was sent as."""
+
+
+class TooLarge(ValueError):
+    """The body, once gunzipped, is larger than the limit."""
+
+
+@dataclass
+class Decoded:
+    """One request: its OTLP/JSON line (None when no span was accepted), the spans accepted and
+    rejected, and why the first rejected ones were."""
+
+    line: bytes | None
+    accepted: int
+    rejected: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    def error_message(self) -> str:
+        if not self.rejected:
+            return ""
+        more = self.rejected - len(self.reasons)
+        return (f"{self.rejected} span{'s' if self.rejected != 1 else ''} rejected: "
+                + "; ".join(self.reasons) + (f"; and {more} more" if more > 0 else ""))
+
+
+def gunzip(body: bytes, limit: int) -> bytes:
+    """A gzip body's contents, at most `limit` bytes (TooLarge above it: a small body can
+    expand a thousandfold); DecodeError when it is not gzip."""
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflate.decompress(body, limit + 1)
+        if len(out) > limit:
+            raise TooLarge(f"the body is larger than {limit} bytes once gunzipped")
+        if not inflate.eof:
+            raise DecodeError("the gzip body is truncated")
+    except zlib.error as e:
+        raise DecodeError(f"the body is not gzip: {e}") from None
+    return out
+
+
+def decode(body: bytes, media_type: str) -> Decoded:
+    """The request in `body` (already gunzipped) as an OTLP/JSON line."""
+    if media_type == PROTOBUF:
+        request = _from_protobuf(body)
+        ids_from = "base64"
+    else:
+        try:
+            request = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            raise DecodeError(f"the body is not JSON: {e}") from None
+        ids_from = "hex"
+    if not isinstance(request, dict):
+        raise DecodeError("the body is not an ExportTraceServiceRequest (a JSON object)")
+    resource_spans = request.get("resourceSpans", [])
+    if not isinstance(resource_spans, list):
+        raise DecodeError("resourceSpans is not a list")
+    decoded = Decoded(None, 0)
+    kept_resources = []
+    for i, rs in enumerate(resource_spans):
+        if not isinstance(rs, dict):
+            raise DecodeError(f"resourceSpans[{i}] is not an object")
+        scopes = rs.get("scopeSpans", [])
+        if not isinstance(scopes, list):
+            raise DecodeError(f"resourceSpans[{i}].scopeSpans is not a list")
+        kept_scopes = []
+        for j, ss in enumerate(scopes):
+            spans = ss.get("spans", []) if isinstance(ss, dict) else None
+            if not isinstance(spans, list):
+                raise DecodeError(f"resourceSpans[{i}].scopeSpans[{j}] is not an object with a "
+                                  "list of spans")
+            kept = []
+            for k, span in enumerate(spans):
+                problem = _check_ids(span, ids_from)
+                if problem is None:
+                    kept.append(span)
+                    continue
+                decoded.rejected += 1
+                if len(decoded.reasons) < _SHOWN_REJECTIONS:
+                    decoded.reasons.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]: "
+                                           f"{problem}")
+            if kept:
+                kept_scopes.append({**ss, "spans": kept})
+                decoded.accepted += len(kept)
+        if kept_scopes:
+            kept_resources.append({**rs, "scopeSpans": kept_scopes})
+    if kept_resources:
+        decoded.line = orjson.dumps({"resourceSpans": kept_resources}) + b"\n"
+    return decoded
+
+
+def _from_protobuf(body: bytes) -> dict[str, Any]:
+    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    try:
+        message = ExportTraceServiceRequest.FromString(body)
+    except ProtobufDecodeError as e:
+        raise DecodeError(f"the body is not an ExportTraceServiceRequest: {e}") from None
+    # OTLP/JSON: camelCase names, enums as numbers, 64-bit integers as decimal strings.
+    return MessageToDict(message, use_integers_for_enums=True)
+
+
+def _check_ids(span: Any, ids_from: str) -> str | None:
+    """Check the span's ids and write them as lowercase hex in place; the problem, else None."""
+    if not isinstance(span, dict):
+        return "not an object"
+    for key, size, required in (("traceId", 16, True), ("spanId", 8, True),
+                                ("parentSpanId", 8, False)):
+        value = span.get(key)
+        if value in (None, "") and not required:
+            continue
+        hexed = _hex(value, size, ids_from)
+        if hexed is None:
+            shown = orjson.dumps(value).decode()[:40]
+            return (f"{key} {shown} is not {size * 2} hex digits" if ids_from == "hex"
+                    else f"{key} is not {size} bytes")
+        if required and hexed.strip("0") == "":
+            return f"{key} is all zeros"
+        span[key] = hexed
+    links = span.get("links")
+    if isinstance(links, list):
+        for n, link in enumerate(links):
+            if not isinstance(link, dict):
+                continue
+            for key, size in (("traceId", 16), ("spanId", 8)):
+                hexed = _hex(link.get(key), size, ids_from)
+                if hexed is None:
+                    return f"links[{n}].{key} is not a {size}-byte id"
+                link[key] = hexed
+    return None
+
+
+def _hex(value: Any, size: int, ids_from: str) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if ids_from == "hex":
+        return value.lower() if _HEX[size].fullmatch(value) else None
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw.hex() if len(raw) == size else None
+
+
+def export_response(decoded: Decoded, media_type: str) -> bytes:
+    """The 200 answer: an ExportTraceServiceResponse, with `partial_success` when spans were
+    rejected (empty otherwise, as the specification asks)."""
+    if media_type == JSON:
+        if not decoded.rejected:
+            return b"{}"
+        return orjson.dumps({"partialSuccess": {"rejectedSpans": str(decoded.rejected),
+                                                "errorMessage": decoded.error_message()}})
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTracePartialSuccess,
+        ExportTraceServiceResponse,
+    )
+
+    response = ExportTraceServiceResponse()
+    if decoded.rejected:
+        response.partial_success.CopyFrom(ExportTracePartialSuccess(
+            rejected_spans=decoded.rejected, error_message=decoded.error_message()))
+    return bytes(response.SerializeToString())
+
+
+def status(code: int, message: str, media_type: str) -> bytes:
+    """An error answer's body: a `google.rpc.Status` (code, message) in the request's media
+    type (JSON for a request of another type). Written by hand: field 1 is a varint, field 2
+    a length-delimited string; the package defining Status is not needed for two fields."""
+    if media_type != PROTOBUF:
+        return orjson.dumps({"code": code, "message": message})
+    text = message.encode()
+    return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)

@@ -1,0 +1,177 @@
+"""The receiver's landing files: `DIR/<UTC day>/otlp-<opened>-<pid>-<n>.otlp.jsonl`.
+
+A file is written under a hidden temporary name (`.otlp-….otlp.jsonl.part`, which a folder walk
+passes over: neither the landing sensor nor an ingest reads it) and renamed to its final name
+when it is closed: once it holds `max_bytes`, `max_seconds` after it was opened, at UTC midnight,
+and when the receiver stops. `append` returns once the lines are on disk (written and fsync'd,
+and the folder entry of a new file too): what it returned for survives a crash. A receiver that
+starts again first closes the files a killed one left open, cutting a last line that was being
+written when it died (never acknowledged, so its sender sends it again).
+
+One receiver writes a landing folder at a time: it holds `DIR/.receiver.lock` (flock), so the
+files it finds open at start are never another live receiver's. No part of a request reaches a
+path: names are made of the clock, the process id and a counter.
+"""
+
+import fcntl
+import os
+import time
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from transforms.errors import InputError
+
+PART = ".part"
+SUFFIX = ".otlp.jsonl"
+LOCK = ".receiver.lock"
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class LandingFiles:
+    """The open landing file of a receiver and the rules for closing it. Not thread-safe: the
+    receiver's one writer thread calls it."""
+
+    def __init__(self, root: Path, max_bytes: int, max_seconds: float) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.max_seconds = max_seconds
+        self.closed: list[Path] = []
+        """The files closed so far, in order."""
+        self._lock_fd: int | None = None
+        self._fd: int | None = None
+        self._path: Path | None = None
+        self._day: date | None = None
+        self._opened = 0.0
+        self._size = 0
+        self._n = 0
+
+    def start(self) -> list[Path]:
+        """Take the landing folder (InputError when another receiver holds it) and close the
+        files a killed receiver left open; returns those files under their final names."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"--landing {self.root}: cannot create the folder: "
+                             f"{e.strerror or e}") from None
+        if not self.root.is_dir():
+            raise InputError(f"--landing {self.root}: not a folder")
+        fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = (self.root / LOCK).read_text().strip() or "?"
+            raise InputError(f"another runlake serve (pid {holder}) writes to {self.root}: one "
+                             "receiver per landing folder") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+        return self.recover()
+
+    def recover(self) -> list[Path]:
+        """Close (rename) every temporary file under the landing folder's day folders, cut
+        after its last complete line; an empty one is removed."""
+        done = []
+        for part in sorted(self.root.glob(f"*/.otlp-*{SUFFIX}{PART}")):
+            with open(part, "r+b") as f:
+                keep = _complete_lines(f)
+                if keep < os.fstat(f.fileno()).st_size:
+                    f.truncate(keep)
+                    os.fsync(f.fileno())
+            if keep == 0:
+                part.unlink()
+            else:
+                done.append(self._rename(part))
+            _fsync_dir(part.parent)
+        return done
+
+    def append(self, data: bytes, now: float | None = None) -> None:
+        """Write `data` (whole lines) to the open file, opening one first when none is, and
+        return once it is on disk."""
+        now = time.time() if now is None else now
+        self.rotate(now)
+        if self._fd is None:
+            self._open(now)
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        os.fsync(self._fd)
+        self._size += len(data)
+        if self._size >= self.max_bytes:
+            self.close()
+
+    def rotate(self, now: float | None = None) -> None:
+        """Close the open file when it is older than max_seconds or of an earlier UTC day."""
+        if self._fd is None:
+            return
+        now = time.time() if now is None else now
+        if now - self._opened >= self.max_seconds or _day(now) != self._day:
+            self.close()
+
+    def close(self) -> None:
+        """Close the open file under its final name (nothing when none is open)."""
+        if self._fd is None or self._path is None:
+            return
+        os.close(self._fd)
+        self._fd = None
+        final = self._rename(self._path)
+        _fsync_dir(final.parent)
+        self.closed.append(final)
+        self._path = None
+
+    def stop(self) -> None:
+        """Close the open file and let go of the landing folder."""
+        self.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _open(self, now: float) -> None:
+        day = _day(now)
+        folder = self.root / day.isoformat()
+        folder.mkdir(exist_ok=True)
+        self._n += 1
+        stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S")
+        path = folder / f".otlp-{stamp}-{os.getpid()}-{self._n:05d}{SUFFIX}{PART}"
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        _fsync_dir(folder)  # the new file's entry survives a crash too
+        self._path, self._day, self._opened, self._size = path, day, now, 0
+
+    @staticmethod
+    def _rename(part: Path) -> Path:
+        """`part`'s final name (the leading dot and .part dropped), made unique."""
+        base = part.name[1:-len(PART)]
+        final = part.with_name(base)
+        n = 1
+        while final.exists():
+            final = part.with_name(f"{base[:-len(SUFFIX)]}-{n}{SUFFIX}")
+            n += 1
+        os.rename(part, final)
+        return final
+
+
+def _complete_lines(f: BinaryIO, block: int = 1 << 20) -> int:
+    """The length of the file's complete lines: up to its last newline (read from the end)."""
+    end = f.seek(0, os.SEEK_END)
+    while end > 0:
+        start = max(0, end - block)
+        f.seek(start)
+        at = f.read(end - start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
+
+
+def _day(now: float) -> date:
+    return datetime.fromtimestamp(now, UTC).date()

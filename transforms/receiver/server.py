@@ -1,0 +1,412 @@
+"""The OTLP/HTTP receiver: `POST /v1/traces`, answered as the OTLP specification says.
+
+The standard library's ThreadingHTTPServer (a thread per connection, HTTP/1.1 keep-alive)
+serves it: every answer waits on an fsync, which a thread per connection does plainly, and it
+adds no dependency (the ASGI servers in the environment come with the Dagster UI, which a light
+install may leave out). Connections beyond `receiver_connections` are answered 503 at once.
+
+Each request is checked in the order of the specification's status codes: path (404) and
+method (405), the bearer token when one is set (401), the media type (415: protobuf or JSON)
+and content encoding (415: gzip or none), the size before and after gzip (413), the body
+(400 when it does not decode). Its OTLP/JSON line then goes to the write queue, which one
+writer thread empties: it writes everything queued, fsyncs once (a group commit) and wakes the
+requests, which answer 200 with an ExportTraceServiceResponse (partial_success naming the
+rejected spans). When the queue holds more than `receiver_queue_mb` the request is answered 503
+with Retry-After and nothing is written; a write that fails (a full disk) is a 503 too.
+"""
+
+import hmac
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+import socket
+from types import FrameType
+from typing import Any
+
+from transforms.errors import InputError
+from transforms.receiver import decode as otlp
+from transforms.receiver.landing import LandingFiles
+
+PATH = "/v1/traces"
+RETRY_AFTER_S = 1
+WRITE_TIMEOUT_S = 30.0
+IDLE_TIMEOUT_S = 60.0
+DRAIN_S = 5.0
+_BUSY_BODY = b'{"code":14,"message":"too many connections: retry after 1 s"}'
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json"
+         b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(_BUSY_BODY)) + _BUSY_BODY
+
+
+@dataclass
+class _Ticket:
+    data: bytes
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str | None = None
+
+
+class WriteQueue:
+    """Received lines waiting for the writer thread, bounded in bytes."""
+
+    def __init__(self, files: LandingFiles, max_bytes: int) -> None:
+        self.files = files
+        self.max_bytes = max_bytes
+        self.written_lines = 0
+        self.written_bytes = 0
+        self._items: list[_Ticket] = []
+        self._queued = 0
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="runlake-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, data: bytes) -> _Ticket | None:
+        """Queue `data`; None when the queue is full (a request larger than the bound is
+        taken when the queue is empty) or the receiver is stopping."""
+        with self._cond:
+            if self._stopping or (self._items and self._queued + len(data) > self.max_bytes):
+                return None
+            ticket = _Ticket(data)
+            self._items.append(ticket)
+            self._queued += len(data)
+            self._cond.notify()
+            return ticket
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._items and not self._stopping:
+                    self._cond.wait(timeout=1.0)
+                batch, self._items, self._queued = self._items, [], 0
+                stopping = self._stopping
+            if batch:
+                self._write(batch)
+            else:
+                self._rotate()
+            if stopping and not batch:
+                return
+
+    def _write(self, batch: list[_Ticket]) -> None:
+        try:
+            self.files.append(b"".join(t.data for t in batch))
+            self.written_lines += len(batch)
+            self.written_bytes += sum(len(t.data) for t in batch)
+        except OSError as e:
+            for t in batch:
+                t.error = f"the landing file could not be written: {e.strerror or e}"
+            try:  # a file that failed a write is not appended to again
+                self.files.close()
+            except OSError:
+                pass
+        for t in batch:
+            t.done.set()
+
+    def _rotate(self) -> None:
+        try:
+            self.files.rotate()
+        except OSError as e:
+            sys.stderr.write(f"warning: a landing file could not be closed: {e.strerror or e}\n")
+
+    def stop(self) -> None:
+        """Write what is queued, close the open file and end the writer thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join()
+        self.files.stop()
+
+
+@dataclass
+class Counts:
+    requests: int = 0
+    spans: int = 0
+    rejected_spans: int = 0
+    refused: dict[int, int] = field(default_factory=dict)
+
+
+class Receiver(ThreadingHTTPServer):
+    """The HTTP server with what its handlers share."""
+
+    daemon_threads = True  # an idle keep-alive connection never holds the exit
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], queue: WriteQueue, token: str | None,
+                 max_body: int, connections: int) -> None:
+        self.queue = queue
+        self.token = token
+        self.max_body = max_body
+        self.counts = Counts()
+        self.stopping = False
+        self._slots = threading.BoundedSemaphore(connections)
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused(503)
+            try:
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def refused(self, code: int) -> None:
+        with self._lock:
+            self.counts.refused[code] = self.counts.refused.get(code, 0) + 1
+
+    def busy(self, delta: int) -> None:
+        with self._lock:
+            self._in_flight += delta
+
+    def drain(self, seconds: float) -> None:
+        """Wait up to `seconds` for requests being answered."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            with self._lock:
+                if self._in_flight == 0:
+                    return
+            time.sleep(0.02)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S
+    server: Receiver
+    server_version = "runlake-receiver"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass  # one line per request would drown the terminal; counts are printed at the end
+
+    def do_POST(self) -> None:  # noqa: N802 - the base class's name
+        self.server.busy(+1)
+        try:
+            self._export()
+        finally:
+            self.server.busy(-1)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._other()
+
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET  # noqa: N815
+
+    def _other(self) -> None:
+        self.close_connection = True  # any body was not read
+        if self.path.split("?", 1)[0] == PATH:
+            self._answer(405, "only POST is served on /v1/traces", otlp.JSON,
+                         {"Allow": "POST"})
+        else:
+            self._answer(404, "not found: the receiver serves POST /v1/traces", otlp.JSON)
+
+    def _export(self) -> None:
+        if self.path.split("?", 1)[0] != PATH:
+            self.close_connection = True
+            self._answer(404, "not found: the receiver serves POST /v1/traces", otlp.JSON)
+            return
+        media = self.headers.get_content_type()
+        answer_as = media if media in otlp.MEDIA_TYPES else otlp.JSON
+        token = self.server.token
+        if token is not None:
+            given = self.headers.get("Authorization", "")
+            scheme, _, value = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(),
+                                                                     token.encode()):
+                self.close_connection = True
+                self._answer(401, "missing or wrong bearer token", answer_as,
+                             {"WWW-Authenticate": 'Bearer realm="runlake"'})
+                return
+        if media not in otlp.MEDIA_TYPES:
+            self.close_connection = True
+            self._answer(415, f"unsupported media type {media!r}: send application/x-protobuf "
+                         "or application/json", answer_as)
+            return
+        encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+        if encoding not in ("gzip", "identity"):
+            self.close_connection = True
+            self._answer(415, f"unsupported Content-Encoding {encoding[:30]!r}: send gzip or "
+                         "none", answer_as)
+            return
+        body = self._body(answer_as)
+        if body is None:
+            return
+        try:
+            if encoding == "gzip":
+                body = otlp.gunzip(body, self.server.max_body)
+            decoded = otlp.decode(body, media)
+        except otlp.TooLarge as e:
+            self._answer(413, str(e), answer_as)
+            return
+        except otlp.DecodeError as e:
+            self._answer(400, str(e)[:300], answer_as)
+            return
+        if decoded.line is not None:
+            ticket = self.server.queue.submit(decoded.line)
+            if ticket is None:
+                self._answer(503, "the write queue is full: retry later", answer_as,
+                             {"Retry-After": str(RETRY_AFTER_S)})
+                return
+            if not ticket.done.wait(WRITE_TIMEOUT_S) or ticket.error is not None:
+                self._answer(503, ticket.error or "the write took too long: retry later",
+                             answer_as, {"Retry-After": str(RETRY_AFTER_S)})
+                return
+        with self.server._lock:
+            self.server.counts.requests += 1
+            self.server.counts.spans += decoded.accepted
+            self.server.counts.rejected_spans += decoded.rejected
+        self._send(200, otlp.export_response(decoded, media), media)
+
+    def _body(self, answer_as: str) -> bytes | None:
+        """The request body, at most max_body bytes (None once answered 400/411/413)."""
+        limit = self.server.max_body
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._chunked(limit, answer_as)
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            self.close_connection = True
+            self._answer(411, "a Content-Length (or a chunked body) is required", answer_as)
+            return None
+        try:
+            length = int(raw)
+            if length < 0:
+                raise ValueError
+        except ValueError:
+            self.close_connection = True
+            self._answer(400, f"Content-Length {raw[:20]!r} is not a size", answer_as)
+            return None
+        if length > limit:
+            self.close_connection = True
+            self._answer(413, f"the body has {length} bytes, more than the {limit} the "
+                         "receiver takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
+            return None
+        body = self.rfile.read(length)
+        if len(body) < length:
+            self.close_connection = True
+            return None  # the client went away mid-body: nobody to answer
+        return body
+
+    def _chunked(self, limit: int, answer_as: str) -> bytes | None:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            line = self.rfile.readline(1026)
+            try:
+                n = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                self.close_connection = True
+                self._answer(400, "a malformed chunked body", answer_as)
+                return None
+            if n == 0:
+                while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            size += n
+            if size > limit:
+                self.close_connection = True
+                self._answer(413, f"the body is larger than the {limit} bytes the receiver "
+                             "takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
+                return None
+            parts.append(self.rfile.read(n))
+            self.rfile.readline(3)
+
+    def _answer(self, code: int, message: str, media: str,
+                headers: dict[str, str] | None = None) -> None:
+        self.server.refused(code)
+        # google.rpc codes: 3 invalid argument, 16 unauthenticated, 14 unavailable, 5 not found
+        rpc = {400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 503: 14}.get(code, 2)
+        self._send(code, otlp.status(rpc, message, media), media, headers)
+
+    def _send(self, code: int, body: bytes, media: str,
+              headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", media)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            self.close_connection = True  # the client went away
+
+
+class _Stop(Exception):
+    """SIGTERM: stop serving, write what is queued and close the files."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: int,
+          queue_bytes: int, connections: int, file_bytes: int, file_seconds: float,
+          say: Callable[[str], None]) -> Counts:
+    """Serve until SIGTERM or Ctrl-C, then close the landing files; the counts of what was
+    received. `say` prints a line (the address once listening, the files a killed receiver
+    left open, the totals at the end)."""
+    files = LandingFiles(landing, file_bytes, file_seconds)
+    recovered = files.start()
+    try:
+        queue = WriteQueue(files, queue_bytes)
+    except BaseException:
+        files.stop()
+        raise
+    try:
+        server = Receiver((host, port), queue, token, max_body, connections)
+    except OSError as e:
+        queue.stop()
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    if recovered:
+        say(f"closed {len(recovered)} file{'s' if len(recovered) != 1 else ''} a stopped "
+            f"receiver left open")
+    bound = server.server_address
+    shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]}{PATH} into {landing}"
+        + (" (bearer token required)" if token else ""))
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except (KeyboardInterrupt, _Stop):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.stopping = True
+        server.socket.close()  # no new connection; those open are answered or dropped
+        queue.stop()
+        server.drain(DRAIN_S)
+        server.server_close()
+    c = server.counts
+    refused = ", ".join(f"{n} × {code}" for code, n in sorted(c.refused.items()))
+    say(f"stopped: {c.requests} requests, {c.spans} spans written in {len(files.closed)} "
+        f"files, {c.rejected_spans} spans rejected" + (f"; refused {refused}" if refused else ""))
+    return c
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names the loopback only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
