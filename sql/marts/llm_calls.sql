@@ -1,5 +1,6 @@
 -- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else the one
--- run sharing its trace_id within a day (linked_by says which); model as the source wrote it and
+-- run sharing its trace_id within a day (linked_by says which); agent: its span's, resolved over
+-- the whole trace (int_span_agents); model as the source wrote it and
 -- canonical_model (canonical_model()); price is the source's, else the call's tokens at the price
 -- table's rates for its canonical model, cached input tokens at the cached rate (price_source:
 -- source, table, or null when neither prices it), at the period in force on the day of its run
@@ -17,9 +18,14 @@ span_runs as (
     from intermediate.int_span_runs
 ),
 
+span_agents as (
+    select source_file, source_line, span_id, agent
+    from intermediate.int_span_agents
+),
+
 linked as (
     select
-        rows_.*,
+        rows_.* replace (coalesce(span_agents.agent, rows_.agent) as agent),
         span_runs.run_id as linked_run_id,
         span_runs.linked_by,
         coalesce(span_runs.near_run_day, rows_.day) as price_day
@@ -29,6 +35,11 @@ linked as (
             rows_.source_file = span_runs.source_file
             and rows_.source_line = span_runs.source_line
             and rows_.span_id = span_runs.span_id
+    left join span_agents
+        on
+            rows_.source_file = span_agents.source_file
+            and rows_.source_line = span_agents.source_line
+            and rows_.span_id = span_agents.span_id
 ),
 
 priced as (

@@ -181,8 +181,9 @@ SPANS = Table("spans", "one span", (
     _c("parent_id", pa.string(), "The parent span's id; null for a root."),
     RUN_ID,
     DAY,
-    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else (OTLP) that of "
-       "the nearest invoke_agent ancestor, else service.name."),
+    _c("agent", pa.string(), "Attribute agent.name or gen_ai.agent.name, else the "
+       "gen_ai.agent.name of the nearest invoke_agent ancestor in the trace (in the view: over "
+       "every file and ingest), else service.name."),
     _c("name", pa.string(), "The span's name."),
     _c("kind", pa.string(), "CLIENT, CONSUMER, INTERNAL, PRODUCER or SERVER."),
     _c("start_time", TS, "Start (UTC, from Unix nanoseconds)."),
@@ -210,7 +211,7 @@ LLM_CALLS = Table("llm_calls", "one LLM call: a span's log_request", (
     _c("trace_id", pa.string(), "The span's trace."),
     RUN_ID,
     DAY,
-    _c("agent", pa.string(), "The span's agent."),
+    _c("agent", pa.string(), "The span's agent (spans.agent)."),
     _c("provider", pa.string(), "log_request.provider."),
     _c("model", pa.string(), "log_request.model, exactly as the source wrote it."),
     _c("input_tokens", pa.int64(), "log_request.input_tokens as the provider counts them "
