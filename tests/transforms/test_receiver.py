@@ -1,0 +1,382 @@
+"""`runlake serve`: the OTLP/HTTP receiver, its answers, its landing files and what an ingest of
+them gives."""
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from transforms import warehouse
+from transforms.ingest import ingest
+from transforms.receiver import decode as otlp
+from transforms.receiver.landing import LandingFiles
+from transforms.receiver.server import Receiver, WriteQueue
+
+RUNLAKE = Path(sys.executable).parent / "runlake"
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "s3cret-token-of-the-tests"
+
+
+class Served:
+    """A `runlake serve` process and its URL."""
+
+    def __init__(self, landing: Path, env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()) -> None:
+        self.landing = landing
+        full = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
+        full.update(env or {})
+        self.proc = subprocess.Popen(
+            [str(RUNLAKE), "serve", "--landing", str(landing), "--port", "0", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full)
+        assert self.proc.stdout is not None
+        self.before: list[str] = []  # what it said before it listened
+        first = ""
+        for line in self.proc.stdout:
+            first = line
+            if "receiving OTLP/HTTP on" in line:
+                break
+            self.before.append(line)
+        if "receiving OTLP/HTTP on" not in first:
+            raise AssertionError(f"the receiver did not start: {first}{self.proc.stderr.read()}")
+        self.url = first.split(" on ", 1)[1].split(" into ", 1)[0]
+
+    def stop(self) -> str:
+        """SIGTERM; what it printed after its first line."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=60)
+        assert self.proc.returncode in (0, -9), err
+        return out + err
+
+
+@pytest.fixture
+def landing(tmp_path: Path) -> Path:
+    return tmp_path / "landing"
+
+
+def post(url: str, body: bytes, media: str = otlp.PROTOBUF,
+         headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": media, **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read(), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), dict(e.headers)
+
+
+def json_request(spans: list[dict[str, Any]], service: str = "svc") -> bytes:
+    return json.dumps({"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name",
+                                     "value": {"stringValue": service}}]},
+        "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}).encode()
+
+
+def json_span(trace: str, span_id: str, parent: str | None = None, **attrs: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": trace, "spanId": span_id, "name": "op", "kind": 1,
+        "startTimeUnixNano": "1795725567000000000", "endTimeUnixNano": "1795725568000000000",
+        "attributes": [{"key": k, "value": {"stringValue": v} if isinstance(v, str)
+                        else {"intValue": str(v)}} for k, v in attrs.items()]}
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def landed(landing: Path) -> tuple[list[Path], list[Path]]:
+    """(closed files, temporary files) under the landing folder."""
+    return (sorted(landing.glob("*/*.otlp.jsonl")), sorted(landing.glob("*/.*.part")))
+
+
+# -- in process: the decoder, the files, the queue --------------------------------------------
+
+
+def test_protobuf_ids_become_hex_and_bad_spans_are_rejected() -> None:
+    """Protobuf's bytes ids are written as OTLP/JSON's hex (protobuf's JSON printer would write
+    base64); a span with a 3-byte trace id or an all-zero span id is rejected and counted in
+    partial_success, the others are kept."""
+    req = ExportTraceServiceRequest()
+    scope = req.resource_spans.add().scope_spans.add()
+    for trace, span_id, parent in ((bytes(range(1, 17)), bytes(range(1, 9)), b""),
+                                   (b"abc", bytes(range(1, 9)), b""),
+                                   (bytes(range(1, 17)), bytes(8), b""),
+                                   (bytes(range(1, 17)), bytes(range(2, 10)),
+                                    bytes(range(1, 9)))):
+        s = scope.spans.add(trace_id=trace, span_id=span_id, parent_span_id=parent, name="x")
+        s.attributes.add(key="n", value={"int_value": 7})
+    got = otlp.decode(req.SerializeToString(), otlp.PROTOBUF)
+    assert (got.accepted, got.rejected) == (2, 2)
+    assert got.error_message() == (
+        "2 spans rejected: resourceSpans[0].scopeSpans[0].spans[1]: traceId is not 16 bytes; "
+        "resourceSpans[0].scopeSpans[0].spans[2]: spanId is all zeros")
+    assert got.line is not None and got.line.endswith(b"\n")
+    spans = json.loads(got.line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [(s["traceId"], s["spanId"], s.get("parentSpanId")) for s in spans] == [
+        ("0102030405060708090a0b0c0d0e0f10", "0102030405060708", None),
+        ("0102030405060708090a0b0c0d0e0f10", "0203040506070809", "0102030405060708")]
+    assert spans[0]["attributes"] == [{"key": "n", "value": {"intValue": "7"}}]
+    answer = ExportTraceServiceResponse.FromString(otlp.export_response(got, otlp.PROTOBUF))
+    assert answer.partial_success.rejected_spans == 2
+    assert answer.partial_success.error_message == got.error_message()
+    ok = otlp.decode(json_request([json_span("AB" * 16, "cd" * 8)]), otlp.JSON)
+    assert ok.rejected == 0 and otlp.export_response(ok, otlp.JSON) == b"{}"
+    assert json.loads(ok.line or b"")["resourceSpans"][0]["scopeSpans"][0]["spans"][0][
+        "traceId"] == "ab" * 16
+
+
+def test_status_is_a_google_rpc_status() -> None:
+    """The error body in protobuf: field 1 (varint code), field 2 (message): 08 03 12 02 'hi'."""
+    assert otlp.status(3, "hi", otlp.PROTOBUF) == b"\x08\x03\x12\x02hi"
+    assert otlp.status(300, "", otlp.PROTOBUF) == b"\x08\xac\x02\x12\x00"  # 300 = 0b10_0101100
+    assert json.loads(otlp.status(14, "later", otlp.JSON)) == {"code": 14, "message": "later"}
+
+
+def test_a_gzip_bomb_stops_at_the_limit() -> None:
+    bomb = gzip.compress(b"\0" * 5_000_000)
+    assert len(bomb) < 10_000
+    with pytest.raises(otlp.TooLarge):
+        otlp.gunzip(bomb, 1_000_000)
+    with pytest.raises(otlp.DecodeError):
+        otlp.gunzip(b"not gzip", 1_000_000)
+    with pytest.raises(otlp.DecodeError):
+        otlp.gunzip(bomb[:-20], 10_000_000)
+    assert otlp.gunzip(gzip.compress(b"abc"), 3) == b"abc"
+
+
+def test_files_a_killed_receiver_left_open_are_closed(landing: Path) -> None:
+    """Recovery keeps the complete lines of a temporary file, cuts the half-written last one,
+    removes a file with no complete line, and renames: the walk of an ingest never saw them."""
+    day = landing / "2026-11-26"
+    day.mkdir(parents=True)
+    (day / ".otlp-20261126T101010-1-00001.otlp.jsonl.part").write_bytes(b'{"a":1}\n{"b":')
+    (day / ".otlp-20261126T101011-1-00002.otlp.jsonl.part").write_bytes(b'{"half')
+    files = LandingFiles(landing, 1 << 20, 60)
+    assert files.start() == [day / "otlp-20261126T101010-1-00001.otlp.jsonl"]
+    assert (day / "otlp-20261126T101010-1-00001.otlp.jsonl").read_bytes() == b'{"a":1}\n'
+    assert sorted(p.name for p in day.iterdir()) == ["otlp-20261126T101010-1-00001.otlp.jsonl"]
+    # A second receiver on the same folder is refused while the first holds it.
+    with pytest.raises(Exception, match="another runlake serve"):
+        LandingFiles(landing, 1 << 20, 60).start()
+    files.append(b"x\n", now=1795725567.0)  # 2026-11-26
+    files.append(b"y\n", now=1795725567.0 + 86400)  # the next UTC day: a new file
+    files.stop()
+    assert [p.parent.name for p in files.closed] == ["2026-11-26", "2026-11-27"]
+    assert [p.read_bytes() for p in files.closed] == [b"x\n", b"y\n"]
+    assert landed(landing)[1] == []
+
+
+def test_a_full_write_queue_answers_503_with_retry_after(landing: Path) -> None:
+    """While the writer is held, a request beyond the queue's bound is answered 503 with
+    Retry-After at once, and the held one is answered 200 once written."""
+    release = threading.Event()
+
+    class Held(LandingFiles):
+        def append(self, data: bytes, now: float | None = None) -> None:
+            release.wait(30)
+            super().append(data, now)
+
+    files = Held(landing, 1 << 20, 60)
+    files.start()
+    queue = WriteQueue(files, max_bytes=300)
+    server = Receiver(("127.0.0.1", 0), queue, None, 1 << 20, 8)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+    try:
+        body = json_request([json_span("a" * 32, f"{i:016x}") for i in range(1, 2)])
+        first: list[Any] = []
+        t = threading.Thread(target=lambda: first.append(post(url, body, otlp.JSON)))
+        t.start()  # taken by the writer, held
+        time.sleep(0.3)
+        second: list[Any] = []
+        t2 = threading.Thread(target=lambda: second.append(post(url, body, otlp.JSON)))
+        t2.start()  # queued: the queue holds one line now
+        time.sleep(0.3)
+        code, text, headers = post(url, body, otlp.JSON)  # beyond 300 bytes
+        assert code == 503 and headers["Retry-After"] == "1"
+        assert json.loads(text)["code"] == 14
+        release.set()
+        t.join(10)
+        t2.join(10)
+        assert first[0][0] == 200 and second[0][0] == 200
+    finally:
+        server.shutdown()
+        queue.stop()
+        server.server_close()
+    closed, parts = landed(landing)
+    assert parts == [] and sum(len(p.read_bytes().splitlines()) for p in closed) == 2
+
+
+# -- a receiver process ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_bad_requests_get_their_status_and_the_receiver_stays_up(landing: Path) -> None:
+    served = Served(landing, {"RUNLAKE_RECEIVER_TOKEN": TOKEN,
+                              "RUNLAKE_RECEIVER_MAX_BODY_MB": "0.01"})  # 10,485 bytes
+    url = served.url
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    good = json_request([json_span("a" * 32, "b" * 16)])
+    try:
+        assert post(url, good, otlp.JSON)[0] == 401
+        assert post(url, good, otlp.JSON, {"Authorization": "Bearer wrong-token-wrong-token"}
+                    )[0] == 401
+        assert post(url, good, otlp.JSON, {"Authorization": f"Basic {TOKEN}"})[0] == 401
+        cases = [
+            (b"\xff\xff\xff", otlp.PROTOBUF, {}, 400),  # not an ExportTraceServiceRequest
+            (b"{not json", otlp.JSON, {}, 400),
+            (b"[1, 2]", otlp.JSON, {}, 400),
+            (b'{"resourceSpans": 3}', otlp.JSON, {}, 400),
+            (good, "text/plain", {}, 415),
+            (good, "application/xml", {}, 415),
+            (good, otlp.JSON, {"Content-Encoding": "br"}, 415),
+            (b"x" * 20_000, otlp.JSON, {}, 413),
+            (gzip.compress(b" " * 50_000), otlp.JSON, {"Content-Encoding": "gzip"}, 413),
+            (b"not gzip", otlp.JSON, {"Content-Encoding": "gzip"}, 400),
+        ]
+        for body, media, headers, want in cases:
+            code, text, got_headers = post(url, body, media, {**auth, **headers})
+            assert code == want, (body[:30], media, headers, code, text)
+            assert got_headers["Content-Type"] in (otlp.JSON, otlp.PROTOBUF)
+        assert post(url.replace("/v1/traces", "/v1/metrics"), good, otlp.JSON, auth)[0] == 404
+        # Still up: the good request is taken, gzip or not, and a rejected span is counted.
+        assert post(url, good, otlp.JSON, auth)[:2] == (200, b"{}")
+        code, text, _ = post(url, gzip.compress(good), otlp.JSON,
+                             {**auth, "Content-Encoding": "gzip"})
+        assert (code, text) == (200, b"{}")
+        code, text, _ = post(url, json_request([json_span("zz", "b" * 16)]), otlp.JSON, auth)
+        assert code == 200 and json.loads(text)["partialSuccess"]["rejectedSpans"] == "1"
+    finally:
+        said = served.stop()
+    assert "2 spans written" in said and "1 spans rejected" in said
+    assert "refused 5 × 400, 3 × 401, 1 × 404, 2 × 413, 3 × 415" in said
+    closed, parts = landed(landing)
+    assert parts == [] and len(closed) == 1
+    assert len(closed[0].read_bytes().splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_it_will_not_listen_beyond_the_loopback_without_a_token(landing: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
+    done = subprocess.run([str(RUNLAKE), "serve", "--landing", str(landing), "--host", "0.0.0.0",
+                           "--port", "0"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "RUNLAKE_RECEIVER_TOKEN" in done.stderr
+    assert not landing.exists()
+
+
+def _ingest(landing: Path, home: Path) -> Any:
+    ingest([landing], home)
+    return warehouse.connect(home)
+
+
+@pytest.mark.slow
+def test_sdk_senders_in_several_processes_give_every_span_once(landing: Path,
+                                                                tmp_path: Path) -> None:
+    """Four processes send GenAI traces at once through the OpenTelemetry SDK's OTLP/HTTP
+    exporter (protobuf, gzip), two spans a request: each trace's chat and tool spans reach the
+    receiver before their invoke_agent parent, in other requests, and (files closed at 2 KiB)
+    in other files. The ingest gives every span once, every LLM call with its tokens, and the
+    agent each sender named, never its service.name."""
+    served = Served(landing, {"RUNLAKE_RECEIVER_FILE_MB": "0.002"})
+    senders, runs = 4, 25
+    try:
+        procs = [subprocess.Popen([sys.executable, "-m", "tests.otel_sender", served.url,
+                                   str(s), str(runs), "2"], cwd=ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for s in range(senders)]
+        for p in procs:
+            out, err = p.communicate(timeout=180)
+            assert p.returncode == 0 and out.strip() == f"exported {runs * 3}", err
+    finally:
+        said = served.stop()
+    assert f"{senders * runs * 3} spans written" in said
+    closed, parts = landed(landing)
+    assert parts == [] and len(closed) > senders
+    con = _ingest(landing, tmp_path / "home")
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT span_id) FROM spans").fetchall() == [
+            (senders * runs * 3, senders * runs * 3)]
+        # Spans of one trace in different files: the trace's agent reaches them all.
+        split = con.execute("SELECT count(*) FROM (SELECT trace_id FROM spans GROUP BY trace_id "
+                            "HAVING count(DISTINCT source_file) > 1)").fetchone()
+        assert split is not None and split[0] > 0
+        # sum over runs r = 0..24 of (100 + r) = 2500 + 300 = 2800 input tokens per sender;
+        # 25 × 10 = 250 output tokens per sender.
+        assert con.execute(
+            "SELECT agent, count(*), sum(input_tokens), sum(output_tokens), min(model) "
+            "FROM llm_calls GROUP BY agent ORDER BY agent").fetchall() == [
+            (f"agent-{s}", runs, 2800, 250, "gpt-4.1") for s in range(senders)]
+        assert con.execute("SELECT DISTINCT agent FROM spans WHERE agent LIKE 'service-%'"
+                           ).fetchall() == []
+        assert con.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_kill_9_loses_nothing_acknowledged(landing: Path, tmp_path: Path) -> None:
+    """Four threads post requests of 5 spans while the receiver is killed with SIGKILL; a new
+    receiver closes the files the killed one left open. Every span of every request answered 200
+    is in the ingest; what was not answered may be there once more, never half."""
+    served = Served(landing)
+    acked: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def send(worker: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            ids = [f"{worker:04x}{n:08x}{k:04x}" for k in range(5)]
+            body = json_request([json_span(f"{worker + 1:032x}", i,
+                                           attributes_pad="x" * 2000) for i in ids])
+            try:
+                code = post(served.url, body, otlp.JSON)[0]
+            except OSError:
+                return  # the receiver is gone
+            if code == 200:
+                with lock:
+                    acked.extend(ids)
+
+    threads = [threading.Thread(target=send, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    while True:
+        with lock:
+            if len(acked) >= 500:
+                break
+        time.sleep(0.01)
+    served.proc.send_signal(signal.SIGKILL)
+    served.proc.wait(30)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    closed, parts = landed(landing)
+    assert parts, "the kill left no file open: the test did not kill mid-stream"
+    again = Served(landing)
+    assert again.before == [f"closed {len(parts)} file{'s' if len(parts) > 1 else ''} a stopped "
+                            "receiver left open\n"]
+    assert again.stop().startswith("stopped: 0 requests")
+    closed, parts = landed(landing)
+    assert parts == []
+    con = _ingest(landing, tmp_path / "home")
+    try:
+        have = {r[0] for r in con.execute("SELECT span_id FROM spans").fetchall()}
+        assert con.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)
+    finally:
+        con.close()
+    assert len(acked) >= 500 and set(acked) <= have
