@@ -9,8 +9,8 @@ per group of commands: ingest, query (sql, views), report, upkeep (history, doct
 
 import sys
 
+import transforms.cli.serve  # noqa: F401 (runlake serve)
 from transforms.cli import formats, ingest, query, report, upkeep  # noqa: F401 (their commands)
-from transforms.cli import serve  # noqa: F401 (runlake serve)
 from transforms.cli.app import KindChoice, OutputFormat, app, err
 
 __all__ = ["KindChoice", "OutputFormat", "app", "main"]

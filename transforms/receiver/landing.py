@@ -13,6 +13,7 @@ files it finds open at start are never another live receiver's. No part of a req
 path: names are made of the clock, the process id and a counter.
 """
 
+import contextlib
 import fcntl
 import os
 import time
@@ -102,10 +103,17 @@ class LandingFiles:
             self._open(now)
         assert self._fd is not None
         view = memoryview(data)
-        while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
-        os.fsync(self._fd)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+            os.fsync(self._fd)
+        except OSError:
+            # A full disk: what was written of these lines goes, so the file holds whole
+            # lines only (none of them was acknowledged).
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            raise
         self._size += len(data)
         if self._size >= self.max_bytes:
             self.close()

@@ -15,8 +15,10 @@ rejected spans). When the queue holds more than `receiver_queue_mb` the request 
 with Retry-After and nothing is written; a write that fails (a full disk) is a 503 too.
 """
 
+import contextlib
 import hmac
 import signal
+import socket
 import sys
 import threading
 import time
@@ -24,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-import socket
 from types import FrameType
 from typing import Any
 
@@ -98,10 +99,8 @@ class WriteQueue:
         except OSError as e:
             for t in batch:
                 t.error = f"the landing file could not be written: {e.strerror or e}"
-            try:  # a file that failed a write is not appended to again
+            with contextlib.suppress(OSError):  # a file that failed a write is not reused
                 self.files.close()
-            except OSError:
-                pass
         for t in batch:
             t.done.set()
 
@@ -150,10 +149,8 @@ class Receiver(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
             self.refused(503)
-            try:
+            with contextlib.suppress(OSError):
                 request.sendall(_BUSY)
-            except OSError:
-                pass
             self.shutdown_request(request)
             return
         try:
@@ -379,8 +376,9 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
         say(f"closed {len(recovered)} file{'s' if len(recovered) != 1 else ''} a stopped "
             f"receiver left open")
     bound = server.server_address
-    shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
-    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]}{PATH} into {landing}"
+    host_shown = str(bound[0])
+    shown = f"[{host_shown}]" if ":" in host_shown else host_shown
+    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]!s}{PATH} into {landing}"
         + (" (bearer token required)" if token else ""))
     try:
         server.serve_forever(poll_interval=0.25)
