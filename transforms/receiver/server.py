@@ -345,14 +345,6 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away
 
 
-class _Stop(Exception):
-    """SIGTERM: stop serving, write what is queued and close the files."""
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise _Stop
-
-
 def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: int,
           queue_bytes: int, connections: int, file_bytes: int, file_seconds: float,
           say: Callable[[str], None]) -> Counts:
@@ -371,18 +363,16 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
     except OSError as e:
         queue.stop()
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    if recovered:
-        say(f"closed {len(recovered)} file{'s' if len(recovered) != 1 else ''} a stopped "
-            f"receiver left open")
-    bound = server.server_address
-    host_shown = str(bound[0])
-    shown = f"[{host_shown}]" if ":" in host_shown else host_shown
-    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]!s}{PATH} into {landing}"
-        + (" (bearer token required)" if token else ""))
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        # shutdown() waits for serve_forever to return: from another thread, and at any moment
+        # (before serve_forever starts, it returns at once).
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        server.serve_forever(poll_interval=0.25)
-    except (KeyboardInterrupt, _Stop):
+        _listen(server, landing, token, recovered, say)
+    except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -396,6 +386,19 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
     say(f"stopped: {c.requests} requests, {c.spans} spans written in {len(files.closed)} "
         f"files, {c.rejected_spans} spans rejected" + (f"; refused {refused}" if refused else ""))
     return c
+
+
+def _listen(server: Receiver, landing: Path, token: str | None, recovered: list[Path],
+            say: Callable[[str], None]) -> None:
+    if recovered:
+        say(f"closed {len(recovered)} file{'s' if len(recovered) != 1 else ''} a stopped "
+            f"receiver left open")
+    bound = server.server_address
+    host_shown = str(bound[0])
+    shown = f"[{host_shown}]" if ":" in host_shown else host_shown
+    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]!s}{PATH} into {landing}"
+        + (" (bearer token required)" if token else ""))
+    server.serve_forever(poll_interval=0.25)
 
 
 def is_loopback(host: str) -> bool:
