@@ -95,6 +95,12 @@ def _own_ctes(body: exp.Expr, prefix: str) -> exp.Expr:
         return body
 
     def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            # A relation named as a string to a table macro (query_table) may be a CTE here.
+            for arg in node.this.expressions:
+                if isinstance(arg, exp.Literal) and arg.is_string and arg.this in names:
+                    arg.replace(exp.Literal.string(f"{prefix}__{arg.this}"))
+            return node
         if isinstance(node, exp.CTE) and node.alias_or_name in names:
             node.set("alias", exp.TableAlias(
                 this=exp.to_identifier(f"{prefix}__{node.alias_or_name}")))
