@@ -212,7 +212,7 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
     one_sided = rows(con, head + "SELECT * FROM compare_one_sided('compared_runs') ORDER BY "
                      "agent NULLS FIRST, model NULLS FIRST, side, test_case_id NULLS LAST", flags)
     flips = rows(con, head + "SELECT * FROM compare_cases('compared_runs') WHERE direction IS "
-                 "NOT NULL ORDER BY direction, agent NULLS FIRST, model NULLS FIRST, "
+                 "NOT NULL ORDER BY direction DESC, agent NULLS FIRST, model NULLS FIRST, "
                  "test_case_id", flags)
     result = Comparison(baseline, candidate, cols, groups, one_sided, flips, int(n_b), int(n_c))
     if details:
