@@ -406,3 +406,27 @@ def test_report_writes_junit_and_markdown(home: Path, tmp_path: Path) -> None:
     for agent in "xyz":
         assert f"| {agent} | A | missing | " in text
     assert "::error title=runlake report::REGRESSION x / A: missing" in res.stdout
+
+
+def test_ci_formats_hold_hostile_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A name with a line break, a workflow command, XML markup and control characters stays
+    one annotation line and well-formed XML."""
+    import io
+
+    from transforms import ci
+
+    name = "evil\n::error::forged %0A <x/> \x1b[31m\x00"
+    stream = io.StringIO()
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert ci.annotate([name], [name], "t,itle:x", stream) == 2
+    lines = stream.getvalue().splitlines()
+    assert lines == [f"::{level} title=t%2Citle%3Ax::evil%0A::error::forged %250A <x/> "
+                     "\\x1b[31m\\x00" for level in ("error", "warning")]
+    monkeypatch.setenv("GITHUB_ACTIONS", "false")
+    assert ci.annotate([name], [], "t", stream) == 0
+    path = tmp_path / "hostile.xml"
+    ci.write_junit(path, [ci.Suite(name, [ci.Check(name, ci.FAILURE, name)])], name)
+    (suite,) = junitparser.JUnitXml.fromfile(str(path))
+    assert suite.name.startswith("evil\n::error::forged %0A <x/>")
+    (case,) = suite
+    assert isinstance(case.result[0], junitparser.Failure)

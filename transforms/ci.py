@@ -112,9 +112,14 @@ def in_github_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
+_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def _escape(text: str) -> str:
-    """A workflow command's message: % CR LF as GitHub's %25 %0D %0A (one line)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: % CR LF as GitHub's %25 %0D %0A (one line), and other
+    control characters (escape sequences, bidi overrides) spelled out as \\xNN."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
 
 
 def _escape_property(text: str) -> str:

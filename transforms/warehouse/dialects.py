@@ -2,9 +2,10 @@
 sqlglot, for `runlake views --dialect spark|trino` (transforms.warehouse.scripts).
 
 DuckDB's macros become inline expressions (a table macro such as `regressions(day, n)` a
-subquery); `*` with EXCLUDE or REPLACE and UNION BY NAME are spelled out with the columns each
-relation has, read from a DuckDB connection holding the views; a macro DuckDB writes with a
-function the other engine lacks has its own body under sql/dialects/<dialect>/.
+subquery; a relation named to `query_table`, the table or CTE of that name, the CTE renamed
+with the macro's own); `*` with EXCLUDE or REPLACE and UNION BY NAME are spelled out with the
+columns each relation has, read from a DuckDB connection holding the views; a macro DuckDB
+writes with a function the other engine lacks has its own body under sql/dialects/<dialect>/.
 """
 
 import copy
