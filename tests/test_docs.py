@@ -122,6 +122,8 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     assert "70 files (0 unchanged)" in out
     assert "REGRESSION travel-agent / gpt-4o: pass rate 76% -> 25%" in out
     assert "MISSING support-bot / gpt-4.1" in out
+    assert "REGRESSED (pass rate) gpt-4o: 76% -> 25% passed (54/71 against 3/12); on the " \
+           "same 12 test cases drop p = 0.00026" in out
     assert (tmp_path / "my-warehouse" / "reports" / "nightly-2026-11-20.html").is_file()
     for header in ("pass_rate", "last_night", "cost_usd", "seconds", "findings"):
         assert header in out, header

@@ -156,3 +156,32 @@ def test_spark_finds_spans_out_of_their_runs_reach(built: duckdb.DuckDBPyConnect
     assert "starts 365 days after its run" in expected[0][3]
     assert "starts 40 days before the day" in expected[1][3]
     assert [tuple(r) for r in spark.sql(query.format("runlake.")).collect()] == expected
+
+
+COMPARE = ("WITH compare_sides AS (SELECT run_id, day < DATE '2026-11-20' AS is_baseline, "
+           "day = DATE '2026-11-20' AS is_candidate FROM runs "
+           "WHERE day BETWEEN DATE '2026-11-13' AND DATE '2026-11-20'), "
+           "compared_runs AS (SELECT * FROM compare_selection('compare_sides', {a}, {m})) "
+           "SELECT * FROM {macro}")
+
+
+@pytest.mark.parametrize(("by_agent", "by_model", "macro"), [
+    ("true", "true", "compare_runs('compare_sides', true, true)"),
+    ("true", "false", "compare_runs('compare_sides', true, false)"),
+    ("false", "true", "compare_pass_at_k('compared_runs')"),
+    ("true", "false", "compare_one_sided('compared_runs')"),
+    ("true", "true", "compare_cases('compared_runs')"),
+])
+def test_spark_compares_as_duckdb_does(built: duckdb.DuckDBPyConnection, spark: Any,
+                                       by_agent: str, by_model: str, macro: str) -> None:
+    """`runlake compare`'s table macros, translated like the views, give DuckDB's rows: the
+    last night against the week before."""
+    query = COMPARE.format(a=by_agent, m=by_model, macro=macro)
+    expected = _rows(built.execute(query).fetchall())
+    naming = scripts.Naming("spark", "runlake")
+    tree = dialects.translate_query(query, dialects.macros("spark"),
+                                    dialects.relations(built), "spark")
+    got = _rows([tuple(r) for r in spark.sql(scripts._rename(tree, naming).sql("spark"))
+                 .collect()])
+    assert expected, f"{macro} has rows on the samples"
+    assert got == expected

@@ -1,16 +1,23 @@
-"""The `runlake` command: ingest, sql, views, history, doctor, publish, report, import, schema,
-validate.
+"""The `runlake` command: ingest, sql, views, history, doctor, publish, report, compare, serve,
+import, schema, validate.
 
 Every command runs the same functions as the Dagster assets; errors in the input or the query
 are printed as one clear message with a non-zero exit, never as a traceback (cli.app). One module
-per group of commands: ingest, query (sql, views), report, upkeep (history, doctor), formats
-(import, schema, validate).
+per group of commands: ingest, query (sql, views), report, compare, upkeep (history, doctor),
+formats (import, schema, validate), serve (the OTLP receiver).
 """
 
 import sys
 
-import transforms.cli.serve  # noqa: F401 (runlake serve)
-from transforms.cli import formats, ingest, query, report, upkeep  # noqa: F401 (their commands)
+from transforms.cli import (  # noqa: F401 (their commands)
+    compare,
+    formats,
+    ingest,
+    query,
+    report,
+    serve,
+    upkeep,
+)
 from transforms.cli.app import KindChoice, OutputFormat, app, err
 
 __all__ = ["KindChoice", "OutputFormat", "app", "main"]

@@ -83,8 +83,8 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
     return None
 
 
-COMMANDS = ("ingest", "sql", "views", "report", "history", "forget", "doctor", "publish",
-            "import", "schema", "validate")
+COMMANDS = ("ingest", "sql", "views", "report", "compare", "history", "forget", "doctor",
+            "publish", "serve", "import", "schema", "validate")
 """The order `runlake --help` lists the commands in: the daily ones first."""
 
 

@@ -1,6 +1,7 @@
 """`runlake report`: the nightly page, what regressed, and the CI exit code."""
 
 from datetime import date
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,10 +27,19 @@ def report_cmd(
     fail_on_regression: Annotated[bool, typer.Option(
         "--fail-on-regression", help="Exit with code 3 when an agent and model crashed, went "
         "missing or lost pass rate, or a regular test case is missing (for CI gates).")] = False,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (a testsuite per "
+                                               "agent and model).")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here "
+                                                  "[default: append to $GITHUB_STEP_SUMMARY "
+                                                  "when set].")] = None,
     home: HomeOpt = None,
 ) -> None:
     """Write the nightly HTML report (reports/nightly-DAY.html) and print what regressed.
-    With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed."""
+    With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed;
+    --junit and --markdown write the verdict for CI (and with GITHUB_ACTIONS=true, each
+    regression is an ::error:: annotation)."""
+    from transforms import ci
+    from transforms.report import ci as report_ci
     from transforms.report import write_report
     from transforms.report.nightly import EXIT_REGRESSED, NotifyError, notify
 
@@ -68,6 +78,12 @@ def report_cmd(
             say("webhook: summary sent")
         except NotifyError as e:
             err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
+    if junit is not None:
+        ci.write_junit(junit, report_ci.suites(v), f"runlake report {v.latest_day}")
+        err.print(f"junit: {_printable(str(junit))}", highlight=False, markup=False)
+    for written in ci.write_markdown(report_ci.markdown(summary), markdown):
+        err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
+    ci.annotate(*report_ci.annotations(v), title="runlake report")
     if fail_on_regression and not v.all_clear:
         raise typer.Exit(EXIT_REGRESSED)
 

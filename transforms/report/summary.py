@@ -45,7 +45,7 @@ class ReportSummary:
         v = self.verdict
         lines = [f"**{v.latest_day}** against {v.baseline_start} to {v.baseline_end}, "
                  f"{self.n_runs_latest} runs: {md(v.headline(), 2000)} "
-                 f"{md(v.crash_sentence(), 2000)} {md(self.cases_line())}."]
+                 f"{md(v.crash_sentence(), 2000)} {md(self.cases_line(), 2000)}."]
         if v.regressed:
             lines += ["", "| agent | model | why | runs | error rate | pass rate | q-value |",
                       "|---|---|---|---:|---:|---:|---:|"]
@@ -62,7 +62,7 @@ class ReportSummary:
             lines += ["", "Crashed runs: " + "; ".join(md(x) for x in v.crashed_lines())]
         if v.insufficient:
             lines += ["", "Not enough evidence: " + "; ".join(
-                md(p.evidence_line()) for p in v.insufficient)]
+                md(p.evidence_line(), 2000) for p in v.insufficient)]
         if v.missing_cases:
             lines += ["", "Missing test cases: " + "; ".join(
                 f"{md(a)} / {md(m)}: " + ", ".join(md(c["test_case_id"]) for c in cs[:20])

@@ -2,9 +2,10 @@
 sqlglot, for `runlake views --dialect spark|trino` (transforms.warehouse.scripts).
 
 DuckDB's macros become inline expressions (a table macro such as `regressions(day, n)` a
-subquery); `*` with EXCLUDE or REPLACE and UNION BY NAME are spelled out with the columns each
-relation has, read from a DuckDB connection holding the views; a macro DuckDB writes with a
-function the other engine lacks has its own body under sql/dialects/<dialect>/.
+subquery; a relation named to `query_table`, the table or CTE of that name, the CTE renamed
+with the macro's own); `*` with EXCLUDE or REPLACE and UNION BY NAME are spelled out with the
+columns each relation has, read from a DuckDB connection holding the views; a macro DuckDB
+writes with a function the other engine lacks has its own body under sql/dialects/<dialect>/.
 """
 
 import copy
@@ -95,6 +96,12 @@ def _own_ctes(body: exp.Expr, prefix: str) -> exp.Expr:
         return body
 
     def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            # A relation named as a string to a table macro (query_table) may be a CTE here.
+            for arg in node.this.expressions:
+                if isinstance(arg, exp.Literal) and arg.is_string and arg.this in names:
+                    arg.replace(exp.Literal.string(f"{prefix}__{arg.this}"))
+            return node
         if isinstance(node, exp.CTE) and node.alias_or_name in names:
             node.set("alias", exp.TableAlias(
                 this=exp.to_identifier(f"{prefix}__{node.alias_or_name}")))

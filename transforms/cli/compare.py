@@ -1,0 +1,99 @@
+"""`runlake compare`: two sets of runs compared case by case, and the verdict for CI."""
+
+import json
+import sys
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from transforms.cli.app import HomeOpt, _fail, _home, _one_line, _printable, app, err, out
+
+
+class By(StrEnum):
+    agent = "agent"
+    model = "model"
+    agent_model = "agent,model"
+    none = "none"
+
+
+class CompareFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("compare")
+def compare_cmd(
+    baseline: Annotated[str, typer.Option(help="SQL predicate over runs choosing the baseline, "
+                                          "e.g. \"model = 'gpt-4o'\".")],
+    candidate: Annotated[str, typer.Option(help="SQL predicate over runs choosing the "
+                                           "candidate, e.g. \"batch_id = 'pr-812'\".")],
+    by: Annotated[By, typer.Option(help="Compare per agent, model, both, or all runs as one "
+                                   "group.")] = By.agent,
+    fmt: Annotated[CompareFormat, typer.Option("--format", help="text, or json: one object "
+                                               "per group.")] = CompareFormat.text,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (a testsuite per "
+                                               "group).")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here "
+                                                  "[default: append to $GITHUB_STEP_SUMMARY "
+                                                  "when set].")] = None,
+    html: Annotated[Path | None, typer.Option(help="Write an HTML comparison page here.")
+                    ] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Compare a candidate's runs with a baseline's on the same test cases (CMH test,
+    Benjamini–Hochberg q-values, mde and a verdict per group). Exits with code 3 when any
+    group regressed."""
+    import duckdb
+
+    from transforms import ci, db, warehouse
+    from transforms.compare import EXIT_REGRESSED, compare
+    from transforms.compare import ci as compare_ci
+    from transforms.lake.store import locate
+
+    h = _home(home)
+    store = locate(h).lake()
+    lake: Path | str = store.url() if store.remote else store.path()
+    with db.private_temp() as temp:
+        con = warehouse.connect(h, temp)
+        try:
+            # The same sandbox as `runlake sql`: the lake's files readable, nothing written.
+            db.sandbox(con, [lake], temp)
+            result = compare(con, baseline, candidate, by.value, details=html is not None)
+        except duckdb.Error as e:
+            _fail(f"compare failed: {_one_line(str(e))}")
+        finally:
+            con.close()
+    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    if fmt == CompareFormat.json:
+        sys.stdout.write(json.dumps([g.json() for g in result.groups], indent=2,
+                                    default=str) + "\n")
+        sys.stdout.flush()
+    else:
+        say(f"baseline {baseline} ({result.n_baseline_runs} runs) against candidate "
+            f"{candidate} ({result.n_candidate_runs} runs)"
+            + (f", by {', '.join(result.by)}" if result.by else ""))
+        for g in result.groups:
+            say(f"  {g.line()}")
+        for label, rs in result.one_sided_by_group().items():
+            shown = ", ".join(f"{r['test_case_id'] or '(no test case)'} ({r['side']}, "
+                              f"{r['n_runs']} run{'' if r['n_runs'] == 1 else 's'})"
+                              for r in rs[:10])
+            say(f"  ONE SIDE ONLY, not counted, {label}: {shown}"
+                + (f" and {len(rs) - 10} more" if len(rs) > 10 else ""))
+        say(f"  {result.headline()}")
+    if junit is not None:
+        ci.write_junit(junit, compare_ci.suites(result), "runlake compare")
+        err.print(f"junit: {_printable(str(junit))}", highlight=False, markup=False)
+    for written in ci.write_markdown(compare_ci.markdown(result), markdown):
+        err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
+    ci.annotate(*compare_ci.annotations(result), title="runlake compare")
+    if html is not None:
+        from transforms.report.page import write_compare
+
+        write_compare(result, html, datetime.now(UTC))
+        err.print(f"html: {_printable(str(html.resolve()))}", highlight=False, markup=False)
+    if result.any_regressed:
+        raise typer.Exit(EXIT_REGRESSED)

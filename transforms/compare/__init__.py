@@ -1,0 +1,247 @@
+"""`runlake compare`: a candidate's runs against a baseline's, on the same test cases.
+
+Two predicates over `runs` (transforms.compare.predicate checks them) choose the runs of each
+side; `--by` chooses the groups (agent, model, both, or none). Every figure comes from the
+warehouse's own table macros, the ones `v_regressions` uses: `compare_selection` marks each
+run's side (a test case run on one side only within its group takes no side), `compare_groups`
+(through `compare_runs`) tests each group (the stratified CMH test, Benjamini–Hochberg q-values
+across the groups, mde, the error rate, the verdict), `compare_cases` gives the flipped cases,
+`compare_pass_at_k` pass@k and pass^k where cases repeat and `compare_one_sided` the cases left
+out. The queries run on a sandboxed connection (transforms.db.sandbox), as `runlake sql`'s do;
+the predicates are written into them only after the check, and the rest is bound parameters.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from transforms.compare.predicate import check
+from transforms.errors import InputError
+from transforms.report.nightly import REASON_WORDS, rows
+from transforms.report.queries import RunDetail, _runs
+
+BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
+"""The groupings --by offers and the columns each groups by."""
+
+EXIT_REGRESSED = 3
+"""`runlake compare` exits with this code when any group regressed (as `report
+--fail-on-regression`)."""
+
+MAX_FLIPS = 30
+"""Flipped cases the HTML page shows with their runs; the rest are listed."""
+
+JSON_KEYS = ("group", "n_strata", "baseline_n_graded", "candidate_n_graded",
+             "baseline_pass_rate", "candidate_pass_rate", "cmh_p_value", "rise_p_value",
+             "q_value", "rise_q_value", "mde", "verdict")
+"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat)."""
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Group:
+    """One group's row of compare_groups, and its pass@k rows (none when no case repeats)."""
+
+    row: Row
+    by: tuple[str, ...]
+    pass_at_k: list[Row] = field(default_factory=list)
+
+    @property
+    def key(self) -> dict[str, Any]:
+        return {c: self.row[c] for c in self.by}
+
+    @property
+    def label(self) -> str:
+        """`travel-agent / gpt-4o`, or `all runs` when not grouped."""
+        return " / ".join(str(v) for v in self.key.values()) if self.by else "all runs"
+
+    @property
+    def verdict(self) -> str:
+        return str(self.row["verdict"])
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.row["regressed"])
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(self.row["reasons"] or [])
+
+    def json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"group": self.key}
+        out.update({k: _plain(self.row[k]) for k in JSON_KEYS if k != "group"})
+        if self.pass_at_k:
+            out["pass_at_k"] = [{k: _plain(v) for k, v in r.items()
+                                 if k not in ("agent", "model")} for r in self.pass_at_k]
+        return out
+
+    def line(self) -> str:
+        """The group's verdict and figures in one plain line (no markup)."""
+        r = self.row
+        parts = [f"{_pct(r['baseline_pass_rate'])} -> {_pct(r['candidate_pass_rate'])} passed "
+                 f"({r['baseline_n_passed']}/{r['baseline_n_graded']} against "
+                 f"{r['candidate_n_passed']}/{r['candidate_n_graded']})"]
+        if r["cmh_p_value"] is not None:
+            parts.append(f"on the same {r['n_strata']} test cases drop p = "
+                         f"{_p(r['cmh_p_value'])} q = {_p(r['q_value'])}, rise p = "
+                         f"{_p(r['rise_p_value'])} q = {_p(r['rise_q_value'])}")
+        elif r["pass_rate_p_value"] is not None:
+            parts.append(f"drop p = {_p(r['pass_rate_p_value'])} q = {_p(r['q_value'])} "
+                         "(no case graded on both sides varies)")
+        parts.append(f"flips {r['n_pass_to_fail']} pass -> fail, {r['n_fail_to_pass']} "
+                     "fail -> pass")
+        if r["mde"] is not None:
+            parts.append(f"mde {_pct(r['mde'])}")
+        if "error_rate" in self.reasons or r["candidate_n_errors"]:
+            parts.append(f"errors {_pct(r['error_rate_baseline'])} -> "
+                         f"{_pct(r['error_rate_candidate'])} (p = {_p(r['error_p_value'])})")
+        if r["baseline_cost_usd_per_run"] is not None or \
+                r["candidate_cost_usd_per_run"] is not None:
+            parts.append(f"cost/run {_usd(r['baseline_cost_usd_per_run'])} -> "
+                         f"{_usd(r['candidate_cost_usd_per_run'])}")
+        if r["baseline_tokens_per_run"] is not None or \
+                r["candidate_tokens_per_run"] is not None:
+            parts.append(f"tokens/run {_num(r['baseline_tokens_per_run'])} -> "
+                         f"{_num(r['candidate_tokens_per_run'])}")
+        both = [k for k in self.pass_at_k if k["k"] > 1 and k["baseline_n_cases"]
+                and k["candidate_n_cases"]]
+        for k in both[-1:]:
+            parts.append(f"pass@{k['k']} {_pct(k['baseline_pass_at_k'])} -> "
+                         f"{_pct(k['candidate_pass_at_k'])}, pass^{k['k']} "
+                         f"{_pct(k['baseline_pass_hat_k'])} -> "
+                         f"{_pct(k['candidate_pass_hat_k'])}")
+        why = f" ({', '.join(REASON_WORDS[x] for x in self.reasons)})" if self.reasons else ""
+        return f"{self.verdict.upper()}{why} {self.label}: " + "; ".join(parts)
+
+
+@dataclass
+class Comparison:
+    """What `runlake compare` found."""
+
+    baseline: str
+    candidate: str
+    by: tuple[str, ...]
+    groups: list[Group]
+    one_sided: list[Row]
+    """Per group, test case (null: runs without one) and side: the runs left out."""
+    flips: list[Row]
+    """compare_cases rows whose last runs went different ways."""
+    n_baseline_runs: int
+    n_candidate_runs: int
+    runs: dict[str, RunDetail | None] = field(default_factory=dict)
+    """The flipped cases' runs (for the HTML page), by run id."""
+    costs: dict[str, Any] = field(default_factory=dict)
+    """cost_usd of those runs, by run id."""
+
+    @property
+    def regressed(self) -> list[Group]:
+        return [g for g in self.groups if g.regressed]
+
+    @property
+    def any_regressed(self) -> bool:
+        return bool(self.regressed)
+
+    def one_sided_by_group(self) -> dict[str, list[Row]]:
+        out: dict[str, list[Row]] = {}
+        for r in self.one_sided:
+            out.setdefault(Group(r, self.by).label, []).append(r)
+        return out
+
+    def missing_cases(self, group: Group) -> list[Row]:
+        """The group's test cases the baseline ran and the candidate did not."""
+        return [r for r in self.one_sided if r["side"] == "baseline"
+                and r["test_case_id"] is not None
+                and all(r[c] == group.row[c] for c in self.by)]
+
+    def headline(self) -> str:
+        counts: dict[str, int] = {}
+        for g in self.groups:
+            counts[g.verdict] = counts.get(g.verdict, 0) + 1
+        said = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(counts.items()))
+        n = len(self.groups)
+        return (f"{n} group{'' if n == 1 else 's'}: {said or 'none'}; "
+                f"{self.n_baseline_runs} baseline runs, {self.n_candidate_runs} candidate runs")
+
+
+SIDES = ("WITH compare_sides AS (SELECT run_id, coalesce(({b}), false) AS is_baseline, "
+         "coalesce(({c}), false) AS is_candidate FROM runs "
+         "WHERE coalesce(({b}), false) OR coalesce(({c}), false)), "
+         "compared_runs AS (SELECT * FROM compare_selection('compare_sides', ?, ?)) ")
+
+
+def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
+            by: str = "agent", details: bool = False) -> Comparison:
+    """Compare the runs `candidate` chooses with those `baseline` chooses, per `by` group.
+    `details`: read the flipped cases' runs too (for the HTML page). Raises InputError for a
+    refused or empty predicate, or runs on both sides."""
+    if by not in BY:
+        raise InputError(f"--by {by!r}: one of {', '.join(BY)}")
+    columns = {r[0].lower() for r in con.execute("DESCRIBE runs").fetchall()}
+    b = check(baseline, columns, "--baseline")
+    c = check(candidate, columns, "--candidate")
+    for text, sql, option in ((baseline, b, "--baseline"), (candidate, c, "--candidate")):
+        kind = con.execute(f"DESCRIBE SELECT ({sql}) AS p FROM runs").fetchall()[0][1]
+        if kind != "BOOLEAN":
+            raise InputError(f"{option} {text!r} is a {kind} value, not a condition (true or "
+                             "false) over runs")
+    cols = BY[by]
+    flags = ["agent" in cols, "model" in cols]
+    head = SIDES.format(b=b, c=c)
+    counts = con.execute(head + "SELECT count(*) FILTER (WHERE in_baseline), count(*) FILTER "
+                         "(WHERE in_candidate), count(*) FILTER (WHERE in_baseline AND "
+                         "in_candidate), any_value(run_id) FILTER (WHERE in_baseline AND "
+                         "in_candidate) FROM compared_runs", flags).fetchone()
+    assert counts is not None
+    n_b, n_c, n_both, example = counts
+    if n_both:
+        raise InputError(f"{n_both} runs match both --baseline and --candidate (run "
+                         f"{example!r}): make the predicates exclusive")
+    for n, text, option in ((n_b, baseline, "--baseline"), (n_c, candidate, "--candidate")):
+        if not n:
+            raise InputError(f"{option} {text!r} matches no run")
+    groups = [Group(r, cols) for r in rows(
+        con, head + "SELECT * FROM compare_runs('compare_sides', ?, ?) ORDER BY regressed DESC, "
+        "verdict, q_value NULLS LAST, agent NULLS FIRST, model NULLS FIRST", flags * 2)]
+    by_key: dict[tuple[Any, ...], list[Row]] = {}
+    for r in rows(con, head + "SELECT * FROM compare_pass_at_k('compared_runs') "
+                  "ORDER BY agent, model, k", flags):
+        by_key.setdefault((r["agent"], r["model"]), []).append(r)
+    for g in groups:
+        g.pass_at_k = by_key.get((g.row["agent"], g.row["model"]), [])
+    one_sided = rows(con, head + "SELECT * FROM compare_one_sided('compared_runs') ORDER BY "
+                     "agent NULLS FIRST, model NULLS FIRST, side, test_case_id NULLS LAST", flags)
+    flips = rows(con, head + "SELECT * FROM compare_cases('compared_runs') WHERE direction IS "
+                 "NOT NULL ORDER BY direction DESC, agent NULLS FIRST, model NULLS FIRST, "
+                 "test_case_id", flags)
+    result = Comparison(baseline, candidate, cols, groups, one_sided, flips, int(n_b), int(n_c))
+    if details:
+        wanted = [r for f in flips[:MAX_FLIPS] for r in (f["candidate_run_id"],
+                                                          f["baseline_run_id"])]
+        result.runs = _runs(con, list(dict.fromkeys(wanted)))
+        result.costs = dict(con.execute(
+            "SELECT run_id, cost_usd FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [wanted]).fetchall())
+    return result
+
+
+def _plain(v: Any) -> Any:
+    return float(v) if isinstance(v, float) else v
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v * 100:.0f}%"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.1e}" if v < 0.0001 else f"{v:.2g}"
+
+
+def _usd(v: float | None) -> str:
+    return "–" if v is None else f"${v:,.4f}"
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:,.0f}"
