@@ -15,9 +15,10 @@ export UV_PYTHON ?= $(shell command -v $(PYTHON))
 
 # Two environments in one .venv: `make run`/`dev` need the runtime dependencies only
 # (pyproject's [project] dependencies); `make test`/`lint` add every dependency group (test and
-# lint tools, pyspark). --inexact: a light sync keeps what a full one installed.
+# lint tools, pyspark). A full sync stands for a runtime one too (a runtime sync would
+# uninstall the groups).
 $(VENV)/.runtime: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --quiet --no-default-groups --inexact
+	$(UV) sync --frozen --quiet --no-default-groups
 	@touch $@
 
 $(VENV)/.full: pyproject.toml uv.lock | $(UV)
@@ -40,7 +41,10 @@ SAMPLE_TOOLS := $(if $(RUNLAKE_TOOLS),$(RUNLAKE_TOOLS),$(CURDIR)/data_samples/to
 run: install-runtime $(DAGSTER_HOME)/dagster.yaml
 	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/python -m pipelines.materialize
 
+# `dagster dev` says it is superseded by `dg dev` (the dagster-dg-cli package, which runlake
+# does not install): that warning, and only it, is not printed.
 dev: install-runtime $(DAGSTER_HOME)/dagster.yaml
+	PYTHONWARNINGS='ignore:Function `dev_command` is superseded' \
 	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 test: install

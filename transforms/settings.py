@@ -149,12 +149,11 @@ def load() -> Settings:
     found = _LOADED.get(key)
     if found is not None:
         return found.model_copy()
+    problem: str | None = None
     try:
         settings = Settings()
     except ValidationError as e:
         problem = _told(e)
-    else:
-        problem = None
     if problem is not None:
         # Raised here, with no link to the ValidationError: its errors hold the validator's
         # exception and its traceback, and raised inside `except` that chain outlived the

@@ -89,6 +89,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
             "n_pass_rate": len(by_reason["pass_rate"]),
             "n_missing_test_cases": len(v.missing_cases),
             "suggestive_drops": len(drops),
-            "warning_level": WARNING_LEVEL,
-            "significance_level": SIGNIFICANCE_LEVEL,
+            # Levels as text: constants, not figures to plot.
+            "warning_level": f"{WARNING_LEVEL:g}",
+            "significance_level": f"{SIGNIFICANCE_LEVEL:g}",
         })

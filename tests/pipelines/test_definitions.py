@@ -90,7 +90,13 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     day_lines = sum(1 if p.name.endswith(".durable.json") else len(p.read_bytes().splitlines())
                     for p in (landing / SAMPLE_DAY).iterdir())
     assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (
-        day_lines, 4, 0.05)
+        day_lines, 4, "0.05")
+    # Constants are text (the UI plots numbers only); rates and figures are rounded.
+    assert all(isinstance(c.metadata[k], dg.TextMetadataValue) for c in checks.values()
+               for k in ("limit", "limit_hours", "warning_level", "significance_level")
+               if k in c.metadata)
+    assert all(len(repr(v.value).split(".")[-1]) <= 4 for c in checks.values()
+               for v in c.metadata.values() if isinstance(v, dg.FloatMetadataValue))
     t = checks["truncation_rate_below_limit"].metadata
     assert (t["runs"].value, t["runs_truncated"].value) == (58, 4)
     assert checks["latest_day_is_fresh"].metadata["latest_day"].value == SAMPLE_DAY
@@ -103,6 +109,8 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     assert runs["dagster/row_count"].value == 58
     assert 0 < runs["pass_rate"].value < 1
     assert runs["tokens_per_run"].value > 0 and runs["runtime_p95_ms"].value > 0
+    assert isinstance(runs["tokens_per_run"], dg.IntMetadataValue)
+    assert round(runs["pass_rate"].value, 4) == runs["pass_rate"].value
     assert "| run_id |" in runs["worst_runs"].value
     assert isinstance(runs["dagster/column_schema"].value, dg.TableSchema)
     assert meta["quarantine"]["dagster/row_count"].value == 4

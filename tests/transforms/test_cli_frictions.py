@@ -115,8 +115,8 @@ def test_money_prints_in_dollars_without_an_exponent(samples_lake: SamplesLake) 
 
 
 def _files(paths: list[str]) -> list[FileReport]:
-    return [FileReport(source_file=p, kind="responses", bytes=1000, lines=19, accepted=13, quarantined=4,
-                       blank=2) for p in paths]
+    return [FileReport(source_file=p, kind="responses", bytes=1000, lines=19, accepted=13,
+                       quarantined=4, blank=2) for p in paths]
 
 
 def test_at_80_columns_file_paths_are_never_folded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -11,7 +12,6 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.measure import Measurement
 from rich.table import Table
 
 from transforms.cli.app import (

@@ -7,9 +7,9 @@ import math
 import re
 import sys
 import threading
-from decimal import Decimal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
