@@ -152,8 +152,8 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
             mark, f"{_md(p.agent)} / {_md(p.model)}", str(r["runs_latest"]),
             _rate(r["latest_pass_rate"]), _rate(r["baseline_pass_rate"]), q_value]) + " |")
     meta["pass_rate_by_agent_model"] = dg.MetadataValue.md(_md_table(
-        f"Pass rate over graded runs against {verdict.baseline_start} to "
-        f"{verdict.baseline_end} (q: the same-cases test, corrected for the night's pairs)",
+        f"Pass rate over graded runs against {verdict.baseline_span()} "
+        "(q: the same-cases test, corrected for the night's pairs)",
         "| verdict | agent / model | runs | pass rate | baseline | q |\n"
         "|---|---|---:|---:|---:|---:|", rows, len(rows), "pairs")
         if rows else "No runs on this day or in its baseline.")
