@@ -114,6 +114,9 @@ def test_trend_charts_leave_out_pairs_without_figures_and_tick_round_numbers(
     assert "unknown · unknown" not in trends
     assert "OrchestratorAgent · no model named" in trends
     assert "OrchestratorAgent · unknown" not in trends
+    # A pair keeps its colour from chart to chart, whichever pairs each chart leaves out.
+    swatches = re.findall(r'background:(#[0-9a-f]{6})"></span>travel-agent · gpt-4o<', trends)
+    assert len(swatches) == 3 and len(set(swatches)) == 1
     labels = [x for x in re.findall(r'class="axis" text-anchor="end">([^<]+)<', trends)
               if not re.fullmatch(r"\d\d-\d\d", x)]  # the last day's tick is anchored end
     # tokens, cost, runtime: 0 to the first round value above the largest, 3 to 5 lines each.

@@ -174,6 +174,8 @@ def trend_chart(lines: dict[Pair, dict[date, float]], days: list[date],
     to the round value at or above the largest, gridlines at round values."""
     w, h, left, top, bottom = 560, 200, 56, 10, 22
     pw, ph = w - left - 10, h - top - bottom
+    # Colours by each pair's place among all of them, so a pair has one colour in every chart.
+    colors = {pair: PALETTE[n % len(PALETTE)] for n, pair in enumerate(sorted(lines))}
     lines = {pair: s for pair, s in lines.items() if any(v is not None for v in s.values())}
     ticks = round_ticks(max((v for s in lines.values() for v in s.values() if v is not None),
                             default=0.0))
@@ -190,8 +192,8 @@ def trend_chart(lines: dict[Pair, dict[date, float]], days: list[date],
         grid=[Gridline(f"{y(v):.1f}", f"{y(v) + 3:.1f}", f"{num(v)}{unit}")
               for v in ticks],
         day_labels=_day_labels(days, x))
-    for n, ((agent, model), series) in enumerate(sorted(lines.items())):
-        chart.lines.append(Line(agent, model, PALETTE[n % len(PALETTE)], [
+    for (agent, model), series in sorted(lines.items()):
+        chart.lines.append(Line(agent, model, colors[agent, model], [
             Point(f"{x(i):.1f}", f"{y(series[d]):.1f}", f"{d}: {num(series[d])}{unit}")
             for i, d in enumerate(days) if series.get(d) is not None]))
     return chart
