@@ -66,6 +66,19 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     assert "Not enough evidence to say" in page
 
 
+def test_readme_quotes_the_page_headline(samples_home: Path) -> None:
+    """The headline the README quotes is the one the samples' page shows (and the screenshot
+    beside it, docs/nightly-report.png, is taken of that page by devtools.screenshots)."""
+    page = write_report(samples_home).path.read_text()
+    headline = re.search(r'<p class="headline [a-z]+">(.*?)</p>', page, re.S)
+    assert headline
+    shown = " ".join(headline[1].split())
+    readme = " ".join((REPO / "README.md").read_text().split())
+    quoted = re.search(r'Its headline on the samples reads "(.*?)"', readme)
+    assert quoted and quoted[1] == shown
+    assert "<h1>runlake nightly report · 2026-11-20</h1>" in page
+
+
 def test_report_is_self_contained(samples_home: Path) -> None:
     summary = write_report(samples_home, baseline_days=3)
     page = summary.path.read_text()
