@@ -8,16 +8,28 @@ BIN := $(VENV)/bin
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_PYTHON ?= $(shell command -v $(PYTHON))
 
-.PHONY: install run dev test test-fast lint bench samples clean
+.PHONY: install install-runtime run dev test test-fast lint bench samples clean
 
 .uv/bin/uv:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target .uv uv
 
-$(BIN)/runlake: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --quiet
+# Two environments in one .venv: `make run`/`dev` need the runtime dependencies only
+# (pyproject's [project] dependencies); `make test`/`lint` add every dependency group (test and
+# lint tools, pyspark). A full sync stands for a runtime one too (a runtime sync would
+# uninstall the groups).
+$(VENV)/.runtime: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --quiet --no-default-groups
 	@touch $@
 
-install: $(BIN)/runlake
+$(VENV)/.full: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --quiet --all-groups
+	@touch $@ $(VENV)/.runtime
+
+# The runtime dependencies only: what `make run` and `make dev` install.
+install-runtime: $(VENV)/.runtime
+
+# The development environment: runtime, test, lint and Spark dependencies.
+install: $(VENV)/.full
 
 $(DAGSTER_HOME)/dagster.yaml: pipelines/dagster.yaml
 	@mkdir -p $(DAGSTER_HOME)
@@ -26,13 +38,17 @@ $(DAGSTER_HOME)/dagster.yaml: pipelines/dagster.yaml
 # The samples' tool registry, unless RUNLAKE_TOOLS names another (run and dev only).
 SAMPLE_TOOLS := $(if $(RUNLAKE_TOOLS),$(RUNLAKE_TOOLS),$(CURDIR)/data_samples/tools.yaml)
 
-run: install $(DAGSTER_HOME)/dagster.yaml
+run: install-runtime $(DAGSTER_HOME)/dagster.yaml
 	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/python -m pipelines.materialize
 
-dev: install $(DAGSTER_HOME)/dagster.yaml
+# `dagster dev` says it is superseded by `dg dev` (the dagster-dg-cli package, which runlake
+# does not install): that warning, and only it, is not printed.
+dev: install-runtime $(DAGSTER_HOME)/dagster.yaml
+	PYTHONWARNINGS='ignore:Function `dev_command` is superseded' \
 	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 test: install
+	@$(BIN)/python -m devtools.prerequisites
 	$(BIN)/pytest -n 2
 
 # The suite without the tests marked slow (servers, engines, crash-at-every-stage).
@@ -47,7 +63,7 @@ lint: install
 bench: install
 	$(BIN)/python bench/ingest.py --mb 200
 
-samples: install
+samples: install-runtime
 	$(BIN)/python data_samples/generate.py
 
 clean:

@@ -1,7 +1,10 @@
-"""The Dagster screenshots of docs/dagster.md (docs/dagster-*.png), from a running UI.
+"""The screenshots of the docs, from the code: docs/nightly-report.png (the README's and
+docs/report.md's), the newest nightly report under RUNLAKE_HOME, and docs/dagster-*.png
+(docs/dagster.md's), from a running UI.
 
     make clean && make run && make dev            # in one terminal
     .venv/bin/python -m devtools.screenshots      # in another, once the UI is up
+    .venv/bin/python -m devtools.screenshots --report-only   # the report page alone
 
 Drives headless Chromium (Debian's `chromium`) over the DevTools protocol, so that a shot can
 click a button first (the Plots toggle of the Metadata section). Each page is given time to
@@ -25,6 +28,8 @@ from websockets.sync.client import connect
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 WIDTH = 1400
+REPORT_SHOT = ("nightly-report.png", 1200, 1500)
+"""The report page's shot: its top (the headline, what regressed, the crashed runs)."""
 
 # (file, path in the UI, height, text of a button to click first or None, what it shows)
 SHOTS = [
@@ -90,7 +95,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", default="http://127.0.0.1:3000")
     ap.add_argument("--wait", type=float, default=8.0, help="seconds a page gets to load")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="the report page to shoot (default: the newest nightly-*.html of "
+                         "RUNLAKE_HOME, as `make run` writes it)")
+    ap.add_argument("--report-only", action="store_true", help="shoot the report page only")
     args = ap.parse_args()
+    report = args.report or newest_report()
+    if report is None or not report.is_file():
+        print("no nightly report to shoot: run `make run` (or pass --report FILE)",
+              file=sys.stderr)
+        return 2
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)
@@ -114,10 +128,31 @@ def main() -> int:
                         raise
                     time.sleep(0.5)
             with connect(targets[0]["webSocketDebuggerUrl"], max_size=64 * 2**20) as ws:
-                return _shoot(Page(ws), args.url, args.wait)
+                page = Page(ws)
+                _shoot_report(page, report)
+                return 0 if args.report_only else _shoot(page, args.url, args.wait)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def newest_report() -> Path | None:
+    from transforms import warehouse
+    from transforms.settings import Settings
+
+    reports = sorted(warehouse.reports(Settings().home).glob("nightly-*.html"))
+    return reports[-1] if reports else None
+
+
+def _shoot_report(page: Page, report: Path) -> None:
+    name, width, height = REPORT_SHOT
+    page.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+              deviceScaleFactor=1, mobile=False)
+    page.call("Page.navigate", url=report.resolve().as_uri())
+    time.sleep(2)  # one self-contained file: nothing to wait for but the layout
+    shot = page.call("Page.captureScreenshot", format="png")
+    (DOCS / name).write_bytes(base64.b64decode(shot["data"]))
+    print(f"docs/{name}: {report.name}, its top")
 
 
 def _shoot(page: Page, url: str, wait: float) -> int:

@@ -33,7 +33,9 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     res = RUNNER.invoke(app, ["report", "--home", str(samples_home)])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].startswith("2026-11-20: 58 runs against 2026-11-13 to 2026-11-19")
+    # The window is the 7 days before; the samples start on 2026-11-14, so the baseline is
+    # named by its days with runs, not from 2026-11-13.
+    assert lines[0].startswith("2026-11-20: 58 runs against 2026-11-14 to 2026-11-19")
     # The one significant regression is the planted one, tested on the same 12 test cases and
     # corrected for the night's pairs; no stable pair.
     regressions = [line for line in lines if "REGRESSION" in line]
@@ -64,6 +66,19 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     assert "Not enough evidence to say" in page
 
 
+def test_readme_quotes_the_page_headline(samples_home: Path) -> None:
+    """The headline the README quotes is the one the samples' page shows (and the screenshot
+    beside it, docs/nightly-report.png, is taken of that page by devtools.screenshots)."""
+    page = write_report(samples_home).path.read_text()
+    headline = re.search(r'<p class="headline [a-z]+">(.*?)</p>', page, re.S)
+    assert headline
+    shown = " ".join(headline[1].split())
+    readme = " ".join((REPO / "README.md").read_text().split())
+    quoted = re.search(r'Its headline on the samples reads "(.*?)"', readme)
+    assert quoted and quoted[1] == shown
+    assert "<h1>runlake nightly report · 2026-11-20</h1>" in page
+
+
 def test_report_is_self_contained(samples_home: Path) -> None:
     summary = write_report(samples_home, baseline_days=3)
     page = summary.path.read_text()
@@ -81,6 +96,85 @@ def test_report_errors_are_clear(tmp_path: Path, samples_home: Path) -> None:
     assert res.exit_code == 2 and "not a date" in res.output
     res = RUNNER.invoke(app, ["report", "--home", str(samples_home), "--day", "2026-10-01"])
     assert res.exit_code == 2 and "no runs on 2026-10-01" in res.output
+
+
+def _section(page: str, heading: str) -> str:
+    start = page.index(heading)
+    return page[start:page.index("</section>", start)]
+
+
+def test_changes_stay_on_one_line(samples_home: Path) -> None:
+    """A "baseline → latest" figure is one unbreakable piece: "72 → 12" never wraps."""
+    page = write_report(samples_home).path.read_text()
+    assert ".change{white-space:nowrap}" in page
+    # travel-agent · gpt-4o: 72 runs in the baseline, 12 on the latest day.
+    assert '<td class="change">72 → 12</td>' in page
+    # Every figure-to-figure arrow on the page sits inside a nowrap element (the words
+    # "pass → fail" are labels, not figures).
+    loose = re.findall(r">([^<>]*\d%? → [^<>]*)<", page)
+    wrapped = re.findall(r'class="change">([^<>]*)<', page)
+    assert loose and set(loose) <= set(wrapped)
+
+
+def test_trend_charts_leave_out_pairs_without_figures_and_tick_round_numbers(
+        samples_home: Path) -> None:
+    """The run with no run_id, agent, model or tokens (the planted `run_id_missing` line) is
+    `unknown · unknown` in the warehouse: it has no tokens or cost, so it has no line and no
+    legend entry. A pair whose traces name no model has its tokens charted under that name
+    said plainly. Gridlines are round numbers."""
+    page = write_report(samples_home).path.read_text()
+    trends = _section(page, "5. Tokens, cost and runtime")
+    assert "unknown · unknown" not in trends
+    assert "OrchestratorAgent · no model named" in trends
+    assert "OrchestratorAgent · unknown" not in trends
+    # A pair keeps its colour from chart to chart, whichever pairs each chart leaves out.
+    swatches = re.findall(r'background:(#[0-9a-f]{6})"></span>travel-agent · gpt-4o<', trends)
+    assert len(swatches) == 3 and len(set(swatches)) == 1
+    labels = [x for x in re.findall(r'class="axis" text-anchor="end">([^<]+)<', trends)
+              if not re.fullmatch(r"\d\d-\d\d", x)]  # the last day's tick is anchored end
+    # tokens, cost, runtime: 0 to the first round value above the largest, 3 to 5 lines each.
+    assert len(labels) >= 9
+    for label in labels:
+        value = label.removesuffix(" ms")
+        number = float(value.removesuffix("k").replace(",", "")) * (
+            1000 if value.endswith("k") else 1)
+        # A multiple of 1, 2, 2.5 or 5 times a power of ten: never 7,515.
+        assert number == 0 or any(
+            abs(number / (m * 10 ** e) - round(number / (m * 10 ** e))) < 1e-9
+            and round(number / (m * 10 ** e)) <= 4
+            for m in (1, 2, 2.5, 5) for e in range(-6, 7)), label
+
+
+def test_round_ticks_by_hand() -> None:
+    from transforms.report.charts import round_ticks
+    from transforms.report.fmt import num
+
+    # 7,515 / 4 = 1,878.75 -> steps of 2,000 (4 x 2,000 = 8,000 >= 7,515).
+    assert round_ticks(7515) == [0, 2000, 4000, 6000, 8000]
+    # 0.0123 / 4 = 0.003075 -> 0.005 (4 x 0.002 = 0.008 < 0.0123); 0.0123 / 0.005 = 2.46 -> 3.
+    assert round_ticks(0.0123) == [0, 0.005, 0.01, 0.015]
+    # 1,104 / 4 = 276 -> 500 (4 x 250 = 1,000 < 1,104); 1,104 / 500 = 2.2 -> 3 steps.
+    assert round_ticks(1104) == [0, 500, 1000, 1500]
+    assert round_ticks(0) == [0, 0.25, 0.5, 0.75, 1]  # nothing to chart: 0 to 1
+    assert [num(v) for v in (0, 2000, 0.015, 0.00002, 15000, 2.5)] == [
+        "0", "2,000", "0.015", "0.00002", "15k", "2.5"]
+
+
+def test_baseline_names_only_days_with_runs() -> None:
+    from datetime import date, timedelta
+
+    from transforms.report.nightly import Verdict
+
+    d = date(2026, 11, 20)
+    window = (d - timedelta(days=7), d - timedelta(days=1))  # 11-13 to 11-19
+    days = [date(2026, 11, n) for n in (14, 15, 16, 17, 18, 19)]
+    assert Verdict(d, *window, baseline_run_days=days).baseline_span() == \
+        "2026-11-14 to 2026-11-19"
+    # 11-14 and 11-17: a span of 4 days of which 2 have runs.
+    assert Verdict(d, *window, baseline_run_days=[days[0], days[3]]).baseline_span() == \
+        "2026-11-14 to 2026-11-17 (2 days with runs)"
+    assert Verdict(d, *window, baseline_run_days=[days[1]]).baseline_span() == "2026-11-15"
+    assert Verdict(d, *window).baseline_span() == "no runs in the 7 days before"
 
 
 HOSTILE_AGENT = "<script>alert(1)</script>"
@@ -220,8 +314,9 @@ def test_hostile_names_ids_responses_and_arguments_stay_text(
     assert "<script>alert(1)</script>U+202E{{7*7}} · \"><img src=x onerror=alert(1)>" in text
     assert "</textarea>{{7*7}}" in text
     assert "lookup\"><img src=x onerror=alert(1)>" in text  # the transcript and tool shares
-    # The trend charts' legends and point labels name the agent and model too.
-    assert page.count('<span class="swatch" style="background:#2563eb"></span>&lt;script&gt;') == 3
+    # The trend charts' legends and point labels name the agent and model too: tokens and
+    # runtime (the model has no price, so the cost chart has no line for it).
+    assert page.count('<span class="swatch" style="background:#2563eb"></span>&lt;script&gt;') == 2
     assert re.search(r"<title>&lt;script&gt;[^<]* 2026-11-20: 1,000</title>", page)
     assert text.count(ALL_PAYLOADS) >= 3
     assert '{"q":"<script>alert(1)</script>\\"><img src=x onerror=alert(1)></textarea>' \

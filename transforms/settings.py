@@ -2,6 +2,7 @@
 
 import os
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,16 @@ class Settings(BaseSettings):
     def _location(cls, value: Any) -> Any:
         return location(value) if isinstance(value, str | Path) else value
 
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urllib.parse.urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("not an http:// or https:// URL")
+        return value
+
     def storage_options(self) -> dict[str, str]:
         """The object store options of an s3:// home (delta-rs names)."""
         out = {"AWS_ENDPOINT_URL": self.aws_endpoint_url, "AWS_REGION": self.aws_region,
@@ -159,18 +170,31 @@ def load() -> Settings:
     found = _LOADED.get(key)
     if found is not None:
         return found.model_copy()
+    problem: str | None = None
     try:
         settings = Settings()
     except ValidationError as e:
-        said: dict[str, str] = {}
-        for error in e.errors():
-            field = str(error["loc"][0]) if error["loc"] else ""
-            name = f"{Settings.model_config.get('env_prefix', '')}{field}".upper()
-            info = Settings.model_fields.get(field)
-            shown = "(hidden)" if info is not None and info.repr is False else \
-                repr(str(error.get("input"))[:60])
-            said.setdefault(name, f"{name}={shown}: {error['msg']}")
-        raise InputError("; ".join(said.values())) from None
+        problem = _told(e)
+    if problem is not None:
+        # Raised here, with no link to the ValidationError: its errors hold the validator's
+        # exception and its traceback, and raised inside `except` that chain outlived the
+        # command, keeping the frames of the command that asked (and the DuckDB objects they
+        # hold) alive until the interpreter exits (nanobind then reports them as leaked).
+        raise InputError(problem)
     _LOADED.clear()  # the environment changed: the previous state is not asked again
     _LOADED[key] = settings
     return settings.model_copy()
+
+
+def _told(e: ValidationError) -> str:
+    """A ValidationError of the settings as one line naming each variable."""
+    said: dict[str, str] = {}
+    for error in e.errors(include_context=False, include_url=False):
+        field = str(error["loc"][0]) if error["loc"] else ""
+        name = f"{Settings.model_config.get('env_prefix', '')}{field}".upper()
+        msg = error["msg"].removeprefix("Value error, ")
+        info = Settings.model_fields.get(field)
+        shown = "(hidden)" if info is not None and info.repr is False else \
+            repr(str(error.get("input"))[:60])
+        said.setdefault(name, f"{name}={shown}: {msg}")
+    return "; ".join(said.values())

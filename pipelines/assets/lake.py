@@ -12,6 +12,7 @@ now is and reports per-table metadata for day D. The warehouse asset builds ware
 """
 
 import math
+import warnings
 from collections.abc import Iterable
 from datetime import date
 from typing import Any
@@ -63,6 +64,16 @@ def partition_day(key: str) -> date:
 
 # The checks and the table each belongs to (transforms.warehouse.checks.CHECKS).
 CHECKS = {c.name: c.table for c in checks.CHECKS}
+
+
+def day_check_spec(name: str, asset: str, description: str, blocking: bool) -> dg.AssetCheckSpec:
+    """A check of one landing day: partitioned like its asset, so each result belongs to the
+    day's partition and the UI plots its metadata against the landing day, not against the time
+    it ran. Dagster marks a check's partitions_def a preview; that warning alone is silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        return dg.AssetCheckSpec(name, asset=asset, description=description,
+                                 blocking=blocking, partitions_def=PARTITIONS)
 
 
 def _column_schema(table: str) -> dg.TableSchema:
@@ -132,7 +143,7 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
         r = p.row
         if r["latest_pass_rate"] is not None:
             meta[f"pass_rate/{p.agent}/{p.model}"] = dg.MetadataValue.float(
-                float(r["latest_pass_rate"]))
+                round(float(r["latest_pass_rate"]), 4))
         mark = ("**REGRESSED** (" + ", ".join(
             nightly.REASON_WORDS[x] for x in nightly.REASONS if x in p.reasons) + ")"
             if p.regressed else p.verdict.replace("_", " "))
@@ -141,8 +152,8 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
             mark, f"{_md(p.agent)} / {_md(p.model)}", str(r["runs_latest"]),
             _rate(r["latest_pass_rate"]), _rate(r["baseline_pass_rate"]), q_value]) + " |")
     meta["pass_rate_by_agent_model"] = dg.MetadataValue.md(_md_table(
-        f"Pass rate over graded runs against {verdict.baseline_start} to "
-        f"{verdict.baseline_end} (q: the same-cases test, corrected for the night's pairs)",
+        f"Pass rate over graded runs against {verdict.baseline_span()} "
+        "(q: the same-cases test, corrected for the night's pairs)",
         "| verdict | agent / model | runs | pass rate | baseline | q |\n"
         "|---|---|---:|---:|---:|---:|", rows, len(rows), "pairs")
         if rows else "No runs on this day or in its baseline.")
@@ -164,10 +175,12 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
             "avg(input_tokens + output_tokens), quantile_cont(agent_runtime_ms, 0.95) "
             "FROM runs WHERE day = ?", [day]).fetchone()
         meta.update({
-            "pass_rate": dg.MetadataValue.float(passed / graded if graded else math.nan),
+            # Rounded for display: pass_rate 0.6596, tokens_per_run 10,391.
+            "pass_rate": dg.MetadataValue.float(round(passed / graded, 4) if graded
+                                                else math.nan),
             "graded_runs": int(graded),
-            "tokens_per_run": dg.MetadataValue.float(float(tokens or 0)),
-            "runtime_p95_ms": dg.MetadataValue.float(float(p95 or 0)),
+            "tokens_per_run": dg.MetadataValue.int(round(tokens or 0)),
+            "runtime_p95_ms": dg.MetadataValue.int(round(p95 or 0)),
             **_pass_rates(con, day),
             "worst_runs": dg.MetadataValue.md(_worst_runs(con, day)),
         })
@@ -183,8 +196,7 @@ def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any
     specs=[dg.AssetSpec(name, group_name=LAKE_GROUP, description=t.grain,
                         metadata={"dagster/column_schema": _column_schema(name)})
            for name, t in TABLES.items()],
-    check_specs=[dg.AssetCheckSpec(c.name, asset=c.table, description=c.description,
-                                   blocking=c.blocking)
+    check_specs=[day_check_spec(c.name, c.table, c.description, c.blocking)
                  for c in checks.CHECKS],
     partitions_def=PARTITIONS,
     can_subset=False,

@@ -2,13 +2,13 @@
 
 `no_regression` is a blocking check: when it fails at ERROR the report is still written and
 recorded, and then the step fails, so the run shows as failed in the runs list (a WARN, a
-pass-rate drop below the warning level only, leaves the run green)."""
-
-from datetime import date
+pass-rate drop below the warning level only, leaves the run green). The asset and its check
+are partitioned by landing day, like the lake tables: the UI plots their figures against the
+day reported on."""
 
 import dagster as dg
 
-from pipelines.assets.lake import warehouse_views
+from pipelines.assets.lake import PARTITIONS, day_check_spec, partition_day, warehouse_views
 from pipelines.resources import RunlakeResource
 from transforms.report import write_report
 from transforms.report.nightly import (
@@ -22,9 +22,9 @@ from transforms.report.nightly import (
 
 
 @dg.asset(
-    deps=[warehouse_views], group_name="warehouse",
-    check_specs=[dg.AssetCheckSpec(
-        "no_regression", asset="nightly_report",
+    deps=[warehouse_views], group_name="warehouse", partitions_def=PARTITIONS,
+    check_specs=[day_check_spec(
+        "no_regression", "nightly_report",
         description="Nothing got worse on the latest day against the 7 days before: ERROR when "
                     "an agent and model crashed (error rate rose, one-sided z-test p < "
                     f"{SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the day), "
@@ -35,11 +35,10 @@ from transforms.report.nightly import (
         blocking=True)],
 )
 def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):  # type: ignore[no-untyped-def]
-    """reports/nightly-DAY.html for the run's day (its partition) or else the latest day."""
+    """reports/nightly-DAY.html for the run's day (its partition): the report's figures and its
+    check are recorded on that day's partition."""
     s = runlake.settings()
-    tags = context.run.tags if context.run else {}
-    day = tags.get("dagster/partition")
-    summary = write_report(s.home, date.fromisoformat(day) if day else None)
+    summary = write_report(s.home, partition_day(context.partition_key))
     v = summary.verdict
     by_reason = {reason: v.by_reason(reason) for reason in REASONS}
     yield dg.MaterializeResult(metadata={
@@ -89,6 +88,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
             "n_pass_rate": len(by_reason["pass_rate"]),
             "n_missing_test_cases": len(v.missing_cases),
             "suggestive_drops": len(drops),
-            "warning_level": WARNING_LEVEL,
-            "significance_level": SIGNIFICANCE_LEVEL,
+            # Levels as text: constants, not figures to plot.
+            "warning_level": f"{WARNING_LEVEL:g}",
+            "significance_level": f"{SIGNIFICANCE_LEVEL:g}",
         })

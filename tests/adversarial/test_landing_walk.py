@@ -91,7 +91,7 @@ def test_a_fifo_never_blocks_the_ingest(tmp_path: Path, home: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert f"skipped {landing / 'pipe.responses.jsonl'}: not a regular file" in res.stdout
     assert f"skipped {tmp_path / 'named.responses.jsonl'}: not a regular file" in res.stdout
-    assert "1 files (0 unchanged): 1 lines, 1 accepted" in res.stdout
+    assert "1 file (0 unchanged): 1 line, 1 accepted" in res.stdout
     res = _runlake("validate", str(landing))
     assert f"skipped {landing / 'pipe.responses.jsonl'}: not a regular file" in res.stdout
     assert res.returncode == 0, res.stdout + res.stderr

@@ -43,6 +43,11 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     assert partitions.name == "landing_days"
     assert all(graph.get(dg.AssetKey(t)).partitions_def == partitions for t in TABLES)
     assert graph.get(dg.AssetKey("warehouse_views")).partitions_def is None
+    # The report and every check follow the day partitions, so the UI plots their figures
+    # against the landing day rather than the time each ran.
+    assert graph.get(dg.AssetKey("nightly_report")).partitions_def == partitions
+    assert [k.to_user_string() for k in graph.asset_check_keys
+            if graph.get_check_spec(k).partitions_def != partitions] == []
     assert sorted(k.to_user_string() for k in graph.asset_check_keys) == [
         "ingest_files:lines_accounted_for",
         "nightly_report:no_regression",
@@ -80,6 +85,8 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     result = run_day(home, landing, SAMPLE_DAY)
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    # Each check's result belongs to the day's partition (its point on the UI's plots).
+    assert {e.partition for e in checks.values()} == {SAMPLE_DAY}
     assert set(checks) == {"lines_accounted_for", "quarantine_share_below_limit",
                            "contract_violation_rate_below_limit",
                            "truncation_rate_below_limit", "latest_day_is_fresh",
@@ -90,19 +97,27 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     day_lines = sum(1 if p.name.endswith(".durable.json") else len(p.read_bytes().splitlines())
                     for p in (landing / SAMPLE_DAY).iterdir())
     assert (q["lines"].value, q["lines_quarantined"].value, q["limit"].value) == (
-        day_lines, 4, 0.05)
+        day_lines, 4, "0.05")
+    # Constants are text (the UI plots numbers only); rates and figures are rounded.
+    assert all(isinstance(c.metadata[k], dg.TextMetadataValue) for c in checks.values()
+               for k in ("limit", "limit_hours", "warning_level", "significance_level")
+               if k in c.metadata)
+    assert all(len(repr(v.value).split(".")[-1]) <= 4 for c in checks.values()
+               for v in c.metadata.values() if isinstance(v, dg.FloatMetadataValue))
     t = checks["truncation_rate_below_limit"].metadata
     assert (t["runs"].value, t["runs_truncated"].value) == (58, 4)
     assert checks["latest_day_is_fresh"].metadata["latest_day"].value == SAMPLE_DAY
     meta = {m.materialization.asset_key.to_user_string(): m.materialization.metadata
             for m in result.get_asset_materialization_events()}
     assert {m.materialization.partition for m in result.get_asset_materialization_events()
-            if m.materialization.asset_key.to_user_string()
-            not in ("warehouse_views", "nightly_report")} == {SAMPLE_DAY}
+            if m.materialization.asset_key.to_user_string() != "warehouse_views"} == {
+        SAMPLE_DAY}
     runs = meta["runs"]
     assert runs["dagster/row_count"].value == 58
     assert 0 < runs["pass_rate"].value < 1
     assert runs["tokens_per_run"].value > 0 and runs["runtime_p95_ms"].value > 0
+    assert isinstance(runs["tokens_per_run"], dg.IntMetadataValue)
+    assert round(runs["pass_rate"].value, 4) == runs["pass_rate"].value
     assert "| run_id |" in runs["worst_runs"].value
     assert isinstance(runs["dagster/column_schema"].value, dg.TableSchema)
     assert meta["quarantine"]["dagster/row_count"].value == 4

@@ -31,7 +31,7 @@ def test_ingest_then_sql(write_lines: Callable[..., Path], home: Path) -> None:
     assert "warehouse.duckdb" in res.output
     res = cli("sql", "select status, count(*) as n from runs group by 1", "--home", str(home))
     assert res.exit_code == 0, res.output
-    assert "passed" in res.output and "1 rows" in res.output
+    assert "passed" in res.output and "1 row\n" in res.output
 
 
 def test_sql_exports(write_lines: Callable[..., Path], home: Path, tmp_path: Path) -> None:

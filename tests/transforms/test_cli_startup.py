@@ -60,5 +60,5 @@ def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: Sa
             "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout
-    assert "rows" in done
+    assert "\n1 row\n" in done
     assert done.strip().endswith("loaded:"), done

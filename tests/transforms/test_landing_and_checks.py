@@ -59,4 +59,15 @@ def test_checks_measure_against_their_limits(write_lines: Callable[..., Path],
     assert (c.metadata["runs"], c.metadata["runs_violating"], c.passed) == (2, 1, False)
     f = outcomes["latest_day_is_fresh"]
     assert not f.passed and f.metadata["age_hours"] == 84.0
+    # 84.0 = from the end of 2026-11-20 (21st 00:00) to 2026-11-24 12:00: 3.5 days.
+    # An older day's partition (a backfill) passes, naming the newest day: one warning, not
+    # one per backfilled day.
+    con = warehouse.live(home)
+    try:
+        older = {o.name: o for o in checks.run_all(
+            con, date(2026, 11, 19), s, now=datetime(2026, 11, 24, 12, tzinfo=UTC))}
+    finally:
+        con.close()
+    o = older["latest_day_is_fresh"]
+    assert o.passed and "not the newest day with runs (2026-11-20)" in o.summary
     assert outcomes["truncation_rate_below_limit"].passed

@@ -411,7 +411,7 @@ def test_overrides_through_the_settings_apply_at_the_next_ingest(
     monkeypatch.setenv("RUNLAKE_PRICES", str(prices))
     res = runner.invoke(app, ["ingest", str(path), "--home", str(home)])
     assert res.exit_code == 0, res.output
-    assert "1 files (1 unchanged)" in res.output, res.output
+    assert "1 file (1 unchanged)" in res.output, res.output
     assert "views computed again" in res.output
     assert "without a price" not in res.output
     assert runs() == [("r1", "acme-chat", 1.4, "table"), ("r2", "gpt-4o", 2.0, "table")]

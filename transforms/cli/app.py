@@ -106,7 +106,25 @@ class _OneLineErrors(TyperGroup):
             told = error_line(e, _written(args))
             if told is None:
                 raise
-            _fail(*told)
+            _fail(_default_home_named(told[0], args), told[1])
+
+
+NO_WAREHOUSE = "no warehouse at "
+
+
+def _default_home_named(message: str, args: list[str]) -> str:
+    """`no warehouse at …` when neither --home nor RUNLAKE_HOME chose the home: said so, with
+    how to name the one meant, so that nobody builds a second warehouse in ./warehouse by
+    mistake."""
+    import os
+
+    if (not message.startswith(NO_WAREHOUSE) or "RUNLAKE_HOME" in os.environ
+            or any(a == "--home" or a.startswith("--home=") for a in args)):
+        return message
+    target = message[len(NO_WAREHOUSE):].split(": run ", 1)[0]
+    return (f"{NO_WAREHOUSE}{target}: neither --home nor RUNLAKE_HOME is set, so the home is "
+            "./warehouse; set RUNLAKE_HOME or pass --home to use your warehouse, or run "
+            "`runlake ingest PATH` to make one here")
 
 
 def _written(args: list[str]) -> str | None:
@@ -123,6 +141,27 @@ def _written(args: list[str]) -> str | None:
     except Exception:  # noqa: BLE001 - a bad setting has its own error; nothing to name here
         return None
 
+
+def _flag_shows_no_type(self: Any, ctx: Any) -> str | None:
+    """`--help` and `--fail-on-regression` in --help, not `--help <bool>`: a flag takes no
+    value, so it has no type to show."""
+    if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+        return None
+    return _option_type(self, ctx)
+
+
+def _argument_usage(self: Any) -> str:
+    """An argument in the usage line as click writes it: `QUERY`, `PATH...`, `[TYPE]` (typer
+    writes `{query}` and `{PATHS...}...`)."""
+    name = (self.metavar or self.name or "").upper()
+    if self.nargs != 1 and not name.endswith("..."):
+        name += "..."
+    return name if self.required else f"[{name}]"
+
+
+_option_type = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
+typer.core.TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   cls=_OneLineErrors,
@@ -183,6 +222,11 @@ def _fail(message: str, code: int = 1) -> None:
               markup=True)
     raise typer.Exit(code)
 
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 row`, `2 rows`, `1,250 files`: a count with its noun, plural unless it is one."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"
 
 
 def _one_line(message: str) -> str:

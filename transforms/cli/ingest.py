@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -21,13 +22,15 @@ from transforms.cli.app import (
     _printable,
     _settings,
     app,
+    console,
+    counted,
     err,
     input_path,
     out,
 )
 
 if TYPE_CHECKING:
-    from transforms.ingest import IngestReport
+    from transforms.ingest import FileReport, IngestReport
 
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 
@@ -35,7 +38,7 @@ PROGRESS_MIN_BYTES = 32 * 1024 * 1024
 @app.command("ingest")
 def ingest_cmd(
     inputs: Annotated[list[str], typer.Argument(
-        metavar="PATHS...", help="Files or folders to ingest, or s3://bucket/prefix URLs.")],
+        metavar="PATH", help="Files or folders to ingest, or s3://bucket/prefix URLs.")],
     home: HomeOpt = None,
     kind: Annotated[KindChoice | None, typer.Option(
         help="Read every file as this kind, whatever its name.")] = None,
@@ -104,17 +107,7 @@ def _print_report(r: "IngestReport") -> None:
         shown = done if len(done) <= LISTED_FILES else [
             f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
     if shown:
-        t = Table(show_edge=False)
-        for c in ("file", "kind", "lines", "accepted", "quarantined", "blank", "note"):
-            t.add_column(c, overflow="fold", justify="right" if c in (
-                "lines", "accepted", "quarantined", "blank") else "left")
-        for f in shown:
-            note = (_printable(f"renamed from {f.renamed_from}") if f.renamed_from else
-                    "see below" if f.error else "")
-            t.add_row(_printable(f.source_file), f.kind or "unknown",
-                      *("-" if f.skipped else f"{x:,}"
-                        for x in (f.lines, f.accepted, f.quarantined, f.blank)), note)
-        out.print(t, highlight=False, markup=False)
+        _print_files(shown)
     if n_skipped and len(r.files) > LISTED_FILES:
         out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
                   highlight=False)
@@ -125,14 +118,21 @@ def _print_report(r: "IngestReport") -> None:
         if f.error:
             out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
     _print_skipped(r.skipped_paths)
-    out.print(f"{len(r.files):,} files ({n_skipped:,} unchanged): "
-              f"{sum(f.lines for f in done):,} lines, {sum(f.accepted for f in done):,} "
+    out.print(f"{counted(len(r.files), 'file')} ({n_skipped:,} unchanged): "
+              f"{counted(sum(f.lines for f in done), 'line')}, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
               f"{sum(f.blank for f in done):,} blank", highlight=False)
+    held = _held(r)
     if r.rows:
-        out.print("rows: " + ", ".join(f"{k} {v:,}" for k, v in r.rows.items()))
-    if r.flags_by_code:
-        out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in r.flags_by_code.items()))
+        rows = held[0] if held else r.rows
+        out.print("rows in the tables: " + ", ".join(
+            f"{t} {rows.get(t, 0):,}" + (f" ({n:,} read)" if held and rows.get(t, 0) != n
+                                          else "") for t, n in r.rows.items())
+            + (_HELD_NOTE if held and any(held[0].get(t, 0) != n for t, n in r.rows.items())
+               else ""), highlight=False)
+    by_code = held[1] if held else r.flags_by_code
+    if by_code:
+        out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in by_code.items()))
     if r.maintenance:
         out.print("lake upkeep: " + ", ".join(f"{k} {v:,}" for k, v in r.maintenance.items()))
     if r.quarantine_by_code:
@@ -149,6 +149,76 @@ def _print_report(r: "IngestReport") -> None:
         out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
     out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "
               "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
+
+
+_HELD_NOTE = (" [a repeated run_id keeps one line's rows; each finding is counted once; the "
+              "checks across runs add their findings]")
+"""Why the rows the tables hold from the files read differ from the rows read."""
+
+
+def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int]] | None:
+    """What the tables hold from the files this ingest read (rows per table, findings per
+    code), counted in the warehouse after the commit; None when nothing was read."""
+    from transforms import warehouse
+
+    sources = [f.source_file for f in r.files if not f.skipped and not f.error]
+    if not sources or not r.rows:
+        return None
+    con = warehouse.connect(r.home)
+    try:
+        counts = dict(con.execute(" UNION ALL ".join(
+            f"SELECT '{t}', count(*) FROM {t} WHERE source_file IN (SELECT unnest($files))"
+            for t in r.rows), {"files": sources}).fetchall())
+        codes = dict(con.execute(
+            "SELECT code, count(*) FROM flags WHERE source_file IN (SELECT unnest($files)) "
+            "GROUP BY 1 ORDER BY 2 DESC, 1", {"files": sources}).fetchall())
+    finally:
+        con.close()
+    return counts, codes
+
+
+def _print_files(shown: list["FileReport"]) -> None:
+    """The files read, one row each: a table when it fits the terminal, else each file's path
+    on its own line and its counts under it (never a path folded into pieces)."""
+    numbers = ("lines", "accepted", "quarantined", "blank")
+    t = Table(show_edge=False)
+    t.add_column("file", no_wrap=True)
+    t.add_column("kind", no_wrap=True)
+    for c in numbers:
+        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("note", no_wrap=True)
+    rows = []
+    for f in shown:
+        note = (_printable(f"renamed from {f.renamed_from}") if f.renamed_from else
+                "see below" if f.error else "")
+        counts = ["-" if f.skipped else f"{x:,}"
+                  for x in (f.lines, f.accepted, f.quarantined, f.blank)]
+        said = ("unchanged, skipped" if f.skipped else
+                f"{counted(f.lines, 'line')}, {f.accepted:,} accepted, {f.quarantined:,} "
+                f"quarantined, {f.blank:,} blank")
+        rows.append((_shown_path(f.source_file), f"{f.kind or 'unknown'}: {said}"
+                     + (f"; {note}" if note else "")))
+        t.add_row(rows[-1][0], f.kind or "unknown", *counts, note)
+    wide = Measurement.get(out, out.options.update_width(100_000), t).maximum
+    if wide <= out.width or not out.is_terminal and out.width >= wide:
+        out.print(t, highlight=False, markup=False)
+        return
+    if not out.is_terminal:  # into a pipe or file: the table at its own width
+        console(width=wide).print(t, highlight=False, markup=False)
+        return
+    for path, said in rows:
+        out.print(path, highlight=False, markup=False)
+        out.print(f"  {said}", highlight=False, markup=False)
+
+
+def _shown_path(source_file: str) -> str:
+    """A file as the summary names it: relative to the current folder when it is under it."""
+    if "://" not in source_file:
+        try:
+            return _printable(str(Path(source_file).relative_to(Path.cwd())))
+        except ValueError:
+            pass
+    return _printable(source_file)
 
 
 def _print_skipped(skipped: list[tuple[str, str]]) -> None:

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -31,6 +32,7 @@ from transforms.cli.app import (
     _printable,
     app,
     console,
+    counted,
     err,
     out,
 )
@@ -90,16 +92,17 @@ def sql_cmd(
         # Names and values as Text: printed as they are, never read as markup or emoji codes.
         for name in columns:
             t.add_column(Text(_printable(name)), overflow="fold", max_width=60)
+        money = [_is_money(name) for name in columns]
         for row in rows[:limit]:
-            t.add_row(*(Text(_cell(v)) for v in row))
+            t.add_row(*(Text(_cell(v, m)) for v, m in zip(row, money, strict=True)))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
         shown = out if out.is_terminal else console(width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
         with _written_to(None):
             shown.print(t)
             if len(rows) > limit:
-                out.print(f"... {len(rows) - limit:,} more rows (use --limit or --output)")
-            out.print(f"{len(rows):,} rows")
+                out.print(f"... {counted(len(rows) - limit, 'more row')} (use --limit or --output)")
+            out.print(counted(len(rows), "row"))
             out.file.flush()
         return
     import polars as pl
@@ -131,7 +134,7 @@ def sql_cmd(
             else:
                 output.write_text(text, encoding="utf-8")
     if output is not None:
-        err.print(f"wrote {frame.height:,} rows to {output}")
+        err.print(f"wrote {counted(frame.height, 'row')} to {output}")
 
 
 
@@ -190,11 +193,20 @@ class Dialect(StrEnum):
     trino = "trino"
 
 
-def _cell(value: object) -> str:
+_MONEY = re.compile(r"(^|_)(usd|cost|price)(_|$)", re.IGNORECASE)
+
+
+def _is_money(column: str) -> bool:
+    """A column of dollars, by its name (cost_usd, cost_usd_total, price_input_usd)."""
+    return bool(_MONEY.search(column))
+
+
+def _cell(value: object, money: bool = False) -> str:
     """A value as the table shows it: floats to 4 significant digits below 1 and 2 decimals
-    above (the full value is in --format csv or json), NULL for a null; a list as [a, b] and a
-    struct as {'k': v}, each value inside shown the same way (a date as 2026-11-14, not
-    datetime.date(2026, 11, 14))."""
+    above, never in exponent notation (0.0000567, not 5.67e-05; the full value is in
+    --format csv or json), with a $ in a column of dollars (`money`); NULL for a null; a list
+    as [a, b] and a struct as {'k': v}, each value inside shown the same way (a date as
+    2026-11-14, not datetime.date(2026, 11, 14))."""
     if value is None:
         return "NULL"
     if isinstance(value, list | tuple):
@@ -202,11 +214,21 @@ def _cell(value: object) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_cell(repr(str(k)))}: {_cell(v)}" for k, v in value.items()) \
             + "}"
-    if isinstance(value, float) and math.isfinite(value):
-        if value == 0 or abs(value) >= 1:
-            return f"{value:.2f}".rstrip("0").rstrip(".")
-        return f"{value:.4g}"
+    if isinstance(value, float | Decimal) and math.isfinite(value):
+        text = _figure(float(value))
+        return ("-$" + text[1:] if text.startswith("-") else "$" + text) if money else text
     return _printable(str(value))
+
+
+def _figure(value: float) -> str:
+    """A number in plain digits: 2 decimals from 1 up (12.35, 3), 4 significant digits below
+    (0.6596, 0.0000567); exponent notation only below 1e-15."""
+    if value == 0 or abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if abs(value) < 1e-15:
+        return f"{value:.4g}"
+    decimals = 3 - math.floor(math.log10(abs(value)))  # 4 significant digits
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")

@@ -13,6 +13,7 @@ from transforms.cli.app import (
     _printable,
     _settings,
     app,
+    counted,
     err,
     out,
 )
@@ -55,8 +56,7 @@ def report_cmd(
     summary = write_report(_home(home), when, baseline_days)
     v = summary.verdict
     say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
-    say(f"{v.latest_day}: {summary.n_runs_latest} runs against {v.baseline_start} to "
-        f"{v.baseline_end}")
+    say(f"{v.latest_day}: {counted(summary.n_runs_latest, 'run')} against {v.baseline_span()}")
     for r in v.regressed:
         say(f"  REGRESSION {r.line()}")
     for line in v.crashed_lines():

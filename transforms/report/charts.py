@@ -3,6 +3,7 @@ labels and tooltips. No markup is made here: `templates/report/charts.html` draw
 inline SVG, and autoescaping covers every label (agent and model names come from traces).
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -67,12 +68,39 @@ class PassRateChart(Chart):
     dots: list[Point] = field(default_factory=list)
 
 
+UNKNOWN = "unknown"
+"""The warehouse's agent or model for a run whose trace names none (see runs.agent, runs.model)."""
+
+
+def pair_label(agent: str, model: str) -> str:
+    """A chart's name for an agent × model: the warehouse's `unknown` said as what it means,
+    that the traces named no agent (or no model)."""
+    return (f"{'no agent named' if agent == UNKNOWN else agent} · "
+            f"{'no model named' if model == UNKNOWN else model}")
+
+
+def round_ticks(top: float, most: int = 4) -> list[float]:
+    """Round gridline values from 0 to the first round value at or above `top`, in at most
+    `most` equal steps of 1, 2, 2.5 or 5 times a power of ten (7,515 -> 0, 2,000, ..., 8,000)."""
+    if top <= 0 or not math.isfinite(top):
+        top = 1.0
+    power = 10 ** math.floor(math.log10(top / most))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power * most >= top)
+    n = math.ceil(round(top / step, 9))
+    # Multiplying, not adding up, and rounding off the float noise (3 x 0.005 = 0.015).
+    return [float(f"{i * step:.12g}") for i in range(n + 1)]
+
+
 @dataclass
 class Line:
     agent: str
     model: str
     color: str
     points: list[Point]
+
+    @property
+    def label(self) -> str:
+        return pair_label(self.agent, self.model)
 
     @property
     def polyline(self) -> str:
@@ -141,11 +169,17 @@ def pass_rate_chart(series: list[dict[str, Any]], days: list[date],
 
 def trend_chart(lines: dict[Pair, dict[date, float]], days: list[date],
                 unit: str) -> TrendChart:
-    """One line per agent × model over the days; the y axis from 0 to the largest value."""
+    """One line per agent × model with a value over the days (a pair without any, such as
+    runs that carry no tokens or no price, is left out, legend included); the y axis from 0
+    to the round value at or above the largest, gridlines at round values."""
     w, h, left, top, bottom = 560, 200, 56, 10, 22
     pw, ph = w - left - 10, h - top - bottom
-    top_value = max((v for s in lines.values() for v in s.values() if v is not None),
-                    default=0.0) or 1.0
+    # Colours by each pair's place among all of them, so a pair has one colour in every chart.
+    colors = {pair: PALETTE[n % len(PALETTE)] for n, pair in enumerate(sorted(lines))}
+    lines = {pair: s for pair, s in lines.items() if any(v is not None for v in s.values())}
+    ticks = round_ticks(max((v for s in lines.values() for v in s.values() if v is not None),
+                            default=0.0))
+    top_value = ticks[-1]
 
     def x(i: int) -> float:
         return left + pw * i / max(1, len(days) - 1)
@@ -156,10 +190,10 @@ def trend_chart(lines: dict[Pair, dict[date, float]], days: list[date],
     chart = TrendChart(
         width=w, height=h, grid_from=left, grid_to=w - 10,
         grid=[Gridline(f"{y(v):.1f}", f"{y(v) + 3:.1f}", f"{num(v)}{unit}")
-              for v in (top_value * frac for frac in (0, 0.5, 1))],
+              for v in ticks],
         day_labels=_day_labels(days, x))
-    for n, ((agent, model), series) in enumerate(sorted(lines.items())):
-        chart.lines.append(Line(agent, model, PALETTE[n % len(PALETTE)], [
+    for (agent, model), series in sorted(lines.items()):
+        chart.lines.append(Line(agent, model, colors[agent, model], [
             Point(f"{x(i):.1f}", f"{y(series[d]):.1f}", f"{d}: {num(series[d])}{unit}")
             for i, d in enumerate(days) if series.get(d) is not None]))
     return chart

@@ -49,13 +49,16 @@ def p_value(v: float | None) -> str:
 
 
 def num(v: float) -> str:
-    """An axis or point value: 12k, 950, 3.5, or two significant digits below 1."""
+    """An axis or point value: 12k, 950, 3.5, 2 (a whole number without decimals), or two
+    significant digits below 1 written out (costs per run in dollars: 0.0042, 0.00002; never
+    0.0 or 2e-05)."""
     if abs(v) >= 10_000:
         return f"{v / 1000:,.0f}k"
-    if abs(v) >= 100:
+    if abs(v) >= 100 or v == int(v):
         return f"{v:,.0f}"
-    if 0 < abs(v) < 1:
-        return f"{v:.2g}"  # costs per run in dollars: 0.0042, not 0.0
+    if abs(v) < 1:
+        decimals = 1 - math.floor(math.log10(abs(float(f"{v:.2g}"))))
+        return f"{v:.{decimals}f}".rstrip("0").rstrip(".")
     return f"{v:,.1f}"
 
 

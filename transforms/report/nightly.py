@@ -130,6 +130,20 @@ class Verdict:
     missing_cases: list[dict[str, Any]] = field(default_factory=list)
     crashed_runs: list[dict[str, Any]] = field(default_factory=list)
     """Every run with status error on latest_day (v_crashed_runs), by agent, model, start."""
+    baseline_run_days: list[date] = field(default_factory=list)
+    """The days of the baseline window that have runs, in order."""
+
+    def baseline_span(self) -> str:
+        """The baseline as the page and summaries name it: its first to its last day with runs
+        (a window day without runs, before the first landing day say, is not named), with the
+        number of such days when some in between had none."""
+        days = self.baseline_run_days
+        window = (self.baseline_end - self.baseline_start).days + 1
+        if not days:
+            return f"no runs in the {window} days before"
+        span = f"{days[0]}" if len(days) == 1 else f"{days[0]} to {days[-1]}"
+        gaps = len(days) < (days[-1] - days[0]).days + 1
+        return span + (f" ({len(days)} days with runs)" if gaps else "")
 
     @property
     def regressed(self) -> list[PairChange]:
@@ -305,8 +319,11 @@ def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Ve
                         "ORDER BY agent, model, test_case_id", params)
     crashed = rows(con, "SELECT * FROM v_crashed_runs WHERE day = ? "
                         "ORDER BY agent, model, started_at, run_id", [latest])
+    run_days = [r[0] for r in con.execute(
+        "SELECT DISTINCT day FROM runs WHERE day BETWEEN ? AND ? ORDER BY day",
+        [window["baseline_start"], window["baseline_end"]]).fetchall()]
     return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing,
-                   crashed)
+                   crashed, run_days)
 
 
 def notify(verdict: Verdict, url: str, report: str | None = None) -> None:

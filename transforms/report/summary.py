@@ -43,7 +43,7 @@ class ReportSummary:
 
     def markdown(self) -> str:
         v = self.verdict
-        lines = [f"**{v.latest_day}** against {v.baseline_start} to {v.baseline_end}, "
+        lines = [f"**{v.latest_day}** against {v.baseline_span()}, "
                  f"{self.n_runs_latest} runs: {md(v.headline(), 2000)} "
                  f"{md(v.crash_sentence(), 2000)} {md(self.cases_line(), 2000)}."]
         if v.regressed:

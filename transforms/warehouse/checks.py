@@ -63,7 +63,7 @@ def quarantine_share(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
         f"{quarantined} of {lines} lines quarantined ({share:.2%}, limit "
         f"{s.max_quarantine_share:.2%})",
         {"day": day.isoformat(), "lines": int(lines), "lines_quarantined": int(quarantined),
-         "quarantine_share": share, "limit": s.max_quarantine_share})
+         "quarantine_share": round(share, 4), "limit": f"{s.max_quarantine_share:g}"})
 
 
 def _day_runs(con: duckdb.DuckDBPyConnection, day: date) -> int:
@@ -81,7 +81,7 @@ def contract_violation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settin
         f"{bad} of {runs} runs broke their contract ({rate:.2%}, limit "
         f"{s.max_contract_violation_rate:.2%})",
         {"day": day.isoformat(), "runs": runs, "runs_violating": bad,
-         "contract_violation_rate": rate, "limit": s.max_contract_violation_rate})
+         "contract_violation_rate": round(rate, 4), "limit": f"{s.max_contract_violation_rate:g}"})
 
 
 def truncation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
@@ -97,23 +97,31 @@ def truncation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
     return Measured(
         rate <= s.max_truncation_rate,
         f"{cut} of {runs} runs were truncated ({rate:.2%}, limit {s.max_truncation_rate:.2%})",
-        {"day": day.isoformat(), "runs": runs, "runs_truncated": cut, "truncation_rate": rate,
-         "limit": s.max_truncation_rate,
+        {"day": day.isoformat(), "runs": runs, "runs_truncated": cut,
+         "truncation_rate": round(rate, 4),
+         "limit": f"{s.max_truncation_rate:g}",
          **{f"truncations/{k}": int(v) for k, v in by_layer.items()}})
 
 
 def latest_day_is_fresh(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
                         now: datetime) -> Measured:
-    """The newest day with runs ended at most `freshness_hours` ago (whatever the day)."""
+    """The newest day with runs ended at most `freshness_hours` ago, checked on the newest
+    day's partition only: an older day (a backfill) passes, naming the newest, so that a
+    backfill of a month warns once, not once a day."""
+    limit = f"{s.freshness_hours:g}"
     latest = db.scalar(con, "SELECT max(day) FROM runs")
     if latest is None:
-        return Measured(False, "the lake has no runs yet", {"limit_hours": s.freshness_hours})
+        return Measured(False, "the lake has no runs yet", {"limit_hours": limit})
+    if day < latest:
+        return Measured(True, f"{day.isoformat()} is not the newest day with runs "
+                        f"({latest.isoformat()}): freshness is checked on the newest day",
+                        {"latest_day": latest.isoformat(), "limit_hours": limit})
     ended = datetime.combine(latest + timedelta(days=1), datetime.min.time(), UTC)
     age = max(0.0, (now - ended).total_seconds() / 3600)
     return Measured(
         age <= s.freshness_hours,
-        f"newest day {latest.isoformat()} ended {age:.1f} h ago (limit {s.freshness_hours} h)",
-        {"latest_day": latest.isoformat(), "age_hours": age, "limit_hours": s.freshness_hours})
+        f"newest day {latest.isoformat()} ended {age:.1f} h ago (limit {limit} h)",
+        {"latest_day": latest.isoformat(), "age_hours": round(age, 1), "limit_hours": limit})
 
 
 @dataclass(frozen=True)
