@@ -6,7 +6,8 @@ import tomllib
 
 from tests.conftest import REPO
 
-MODULE = {"pyyaml": "yaml", "pydantic-settings": "pydantic_settings"}
+MODULE = {"pyyaml": "yaml", "pydantic-settings": "pydantic_settings",
+          "opentelemetry-proto": "opentelemetry.proto"}
 """Import names that are not the package's name with - as _."""
 
 NOT_IMPORTED = {"dagster-webserver": "dagster dev"}
