@@ -1,4 +1,5 @@
-"""Shared fixtures: write response lines to a landing folder, ingest, open the warehouse."""
+"""Shared fixtures: write response lines to a landing folder, ingest, open the warehouse, or
+read lines into views held in memory (`views`)."""
 
 import json
 import os
@@ -12,6 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from tests import memory_lake
 from transforms import warehouse
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
@@ -76,6 +78,40 @@ def query(home: Path) -> Callable[..., list[tuple[Any, ...]]]:
             con.close()
 
     return q
+
+
+class MemoryViews:
+    """Input files read by the ingest's own per-line code and every view of sql/ built over
+    their rows in memory (tests/memory_lake.py): no Delta commit, no warehouse file. For the
+    tests of what the rows and views hold; the lake's own behaviour (commits, re-ingests,
+    crashes, the ingest's report) is tested through `ingest`."""
+
+    def __init__(self) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+
+    def load(self, *paths: Path, tools: Path | None = None) -> None:
+        """Read `paths` (files or folders), as one ingest into an empty lake would."""
+        self.close()
+        self.con = memory_lake.connect(list(paths), tools)
+
+    def __call__(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        assert self.con is not None, "load() the input first"
+        return self.con.execute(sql, params or []).fetchall()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+@pytest.fixture
+def views() -> Iterator[MemoryViews]:
+    """`views.load(*paths)`, then `views(sql, params)`: see MemoryViews."""
+    got = MemoryViews()
+    try:
+        yield got
+    finally:
+        got.close()
 
 
 @dataclass(frozen=True)
