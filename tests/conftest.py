@@ -31,6 +31,16 @@ REAL_TRACES = Path(os.environ[REAL_TRACES_SETTING]) if os.environ.get(REAL_TRACE
     else None
 
 
+@pytest.hookimpl(trylast=True)  # after tests/s3/conftest.py marks its tests slow
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files holding slow tests first, each file's tests in their order. pyproject's
+    addopts distribute whole files (`--dist loadfile`), so a module-scoped fixture (a Spark
+    session, `dagster dev`, a lake a module builds once) is made once; the longest files
+    starting first keep the two workers ending together."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 def to_line(item: Any) -> bytes:
     if isinstance(item, bytes):
         return item
