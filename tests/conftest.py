@@ -1,4 +1,5 @@
-"""Shared fixtures: write response lines to a landing folder, ingest, open the warehouse."""
+"""Shared fixtures: write response lines to a landing folder, ingest, open the warehouse, or
+read lines into views held in memory (`views`)."""
 
 import json
 import os
@@ -12,6 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from tests import memory_lake
 from transforms import warehouse
 from transforms.ingest import IngestReport, ingest
 from transforms.lake import Lake
@@ -27,6 +29,16 @@ SAMPLES = REPO / "data_samples"
 SAMPLE_TOOLS = SAMPLES / "tools.yaml"
 REAL_TRACES = Path(os.environ[REAL_TRACES_SETTING]) if os.environ.get(REAL_TRACES_SETTING) \
     else None
+
+
+@pytest.hookimpl(trylast=True)  # after tests/s3/conftest.py marks its tests slow
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files holding slow tests first, each file's tests in their order. pyproject's
+    addopts distribute whole files (`--dist loadfile`), so a module-scoped fixture (a Spark
+    session, `dagster dev`, a lake a module builds once) is made once; the longest files
+    starting first keep the two workers ending together."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 def to_line(item: Any) -> bytes:
@@ -76,6 +88,40 @@ def query(home: Path) -> Callable[..., list[tuple[Any, ...]]]:
             con.close()
 
     return q
+
+
+class MemoryViews:
+    """Input files read by the ingest's own per-line code and every view of sql/ built over
+    their rows in memory (tests/memory_lake.py): no Delta commit, no warehouse file. For the
+    tests of what the rows and views hold; the lake's own behaviour (commits, re-ingests,
+    crashes, the ingest's report) is tested through `ingest`."""
+
+    def __init__(self) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+
+    def load(self, *paths: Path, tools: Path | None = None) -> None:
+        """Read `paths` (files or folders), as one ingest into an empty lake would."""
+        self.close()
+        self.con = memory_lake.connect(list(paths), tools)
+
+    def __call__(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        assert self.con is not None, "load() the input first"
+        return self.con.execute(sql, params or []).fetchall()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+@pytest.fixture
+def views() -> Iterator[MemoryViews]:
+    """`views.load(*paths)`, then `views(sql, params)`: see MemoryViews."""
+    got = MemoryViews()
+    try:
+        yield got
+    finally:
+        got.close()
 
 
 @dataclass(frozen=True)

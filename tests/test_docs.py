@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from devtools.docs import BEGIN, DICTIONARY, END, block
 from tests.conftest import REPO
 from transforms import warehouse
@@ -105,6 +107,7 @@ def test_nothing_outside_the_repository_is_named() -> None:
     assert not named, named
 
 
+@pytest.mark.slow  # the README's commands, each in a process of its own
 def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     """The shell blocks between <!-- tour --> markers, run in order in a folder holding the
     repository's .venv and samples, each command succeeding, with the answers the prose

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import SamplesLake
 from transforms.cli import app
 from transforms.ingest import ingest
 from transforms.report import write_report
@@ -23,10 +24,9 @@ RUNNER = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def samples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("samples") / "home"
-    ingest([REPO / "data_samples"], home)
-    return home
+def samples_home(samples_lake: SamplesLake) -> Path:
+    """The session's samples lake (its reports folder is the only one written)."""
+    return samples_lake.home
 
 
 def test_report_names_the_planted_drop_first(samples_home: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import MemoryViews
 from transforms.cli import app
 
 CASES: list[tuple[Any, str, str | None]] = [
@@ -44,13 +45,12 @@ def _line(i: int, value: Any, inside: bool) -> dict[str, Any]:
 
 @pytest.mark.parametrize("inside", [False, True], ids=["envelope", "outcome"])
 def test_passed_values_are_read_or_flagged(write_lines: Callable[..., Path],
-                                           run_ingest: Callable[..., Any],
-                                           query: Callable[..., list[tuple[Any, ...]]],
+                                           views: MemoryViews,
                                            inside: bool) -> None:
     path = write_lines([_line(i, v, inside) for i, (v, _, _) in enumerate(CASES)])
-    run_ingest(path)
-    got = dict(query("select run_id, status from runs"))
-    flags = dict(query("select run_id, detail from flags where code = 'envelope_malformed'"))
+    views.load(path)
+    got = dict(views("select run_id, status from runs"))
+    flags = dict(views("select run_id, detail from flags where code = 'envelope_malformed'"))
     key = "outcome.passed" if inside else "passed"
     for i, (_, status, detail) in enumerate(CASES):
         rid = f"r{i}-{'out' if inside else 'env'}"
@@ -58,7 +58,7 @@ def test_passed_values_are_read_or_flagged(write_lines: Callable[..., Path],
         want = None if detail is None else detail.replace("passed ", f"{key} ", 1)
         assert flags.get(rid) == want, (rid, flags.get(rid))
     # A harness that writes strings keeps its failures in the pass rate.
-    n_graded, n_passed = query("select sum(n_graded), sum(n_passed) from v_pass_rates")[0]
+    n_graded, n_passed = views("select sum(n_graded), sum(n_passed) from v_pass_rates")[0]
     assert (n_graded, n_passed) == (10, 4)
 
     res = CliRunner().invoke(app, ["validate", str(path)])

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import MemoryViews
+
 START = 1795219200000000000  # 2026-11-21T00:00:00Z in Unix nanoseconds
 
 
@@ -32,26 +34,25 @@ def _trace(trace: str, tokens: int, seconds: int) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("order", ["ab", "ba"])
 def test_two_traces_reusing_span_ids_keep_their_own_runs(
-        write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-        query: Callable[..., list[tuple[Any, ...]]], order: str) -> None:
+        write_lines: Callable[..., Path], views: MemoryViews, order: str) -> None:
     runs = [{"run_id": f"r-{x}", "agent": "a", "trace_id": f"trace-{x}",
              "started_at": "2026-11-21T00:00:00Z", "outcome": {"status": "passed"},
              "response": {"final_response": "ok"}} for x in "AB"]
     traces = {"a": _trace("trace-A", 100, 5), "b": _trace("trace-B", 200, 9)}
     files = [write_lines(traces[x], name=f"{x}.spans.jsonl") for x in order]
-    run_ingest(write_lines(runs), *files)
-    assert query("select run_id, input_tokens, agent_runtime_ms, round(cost_usd, 6) "
+    views.load(write_lines(runs), *files)
+    assert views("select run_id, input_tokens, agent_runtime_ms, round(cost_usd, 6) "
                  "from runs order by run_id") == [("r-A", 100, 5000, 0.0001),
                                                  ("r-B", 200, 9000, 0.0002)]
-    assert query("select run_id, count(*) from spans group by 1 order by 1") == [
+    assert views("select run_id, count(*) from spans group by 1 order by 1") == [
         ("r-A", 2), ("r-B", 2)]
-    assert query("select run_id, input_tokens from llm_calls order by 1") == [
+    assert views("select run_id, input_tokens from llm_calls order by 1") == [
         ("r-A", 100), ("r-B", 200)]
-    assert query("select run_id, text from messages where source = 'span' "
+    assert views("select run_id, text from messages where source = 'span' "
                  "order by 1") == [("r-A", "in trace-A"), ("r-B", "in trace-B")]
     # Each call stopped at its max_tokens: one truncation finding per run, on its own call.
-    assert query("select run_id, span_id, output_tokens from v_truncations "
+    assert views("select run_id, span_id, output_tokens from v_truncations "
                  "order by 1") == [("r-A", "0000000000000002", 10),
                                    ("r-B", "0000000000000002", 10)]
-    assert query("select count(*) from flags where code in ('tokens_mismatch', "
+    assert views("select count(*) from flags where code in ('tokens_mismatch', "
                  "'runtime_mismatch')") == [(0,)]

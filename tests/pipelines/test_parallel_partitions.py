@@ -5,9 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.pipelines.test_definitions import _landing
 from tests.transforms.test_lake import table_digests
 from transforms.ingest import ingest
+
+# Slow: two Dagster runs in processes of their own (`make test-fast` leaves it out).
+pytestmark = pytest.mark.slow
 
 DAYS = ("2026-11-19", "2026-11-20")
 CHILD = """

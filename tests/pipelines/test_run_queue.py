@@ -5,12 +5,15 @@ in their own processes, and the lake equals one serial ingest of the same files.
 The sensor requests the runs one after the other, and on a busy machine a short run can end
 before the next is queued. So the runs are first queued with the queue closed
 (max_concurrent_runs 0), then `dagster dev` starts again with pipelines/dagster.yaml as it is:
-the queue finds the four waiting and starts two at once."""
+the queue finds the four waiting and starts two at once. That second `dagster dev` is also the
+one whose GraphQL answers are checked (the assets, their checks, the latest materialization):
+`dagster dev` starts twice in the suite, not three times."""
 
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,12 @@ import pytest
 
 from tests.pipelines.test_dagster_dev import REPO, _graphql, dagster_dev
 from tests.transforms.test_lake import table_digests
+from transforms import warehouse
 from transforms.ingest import ingest
 
 # Slow: `dagster dev` twice, and the queue's runs in processes of their own
-# (`make test-fast` leaves it out).
+# (`make test-fast` leaves it out). Both tests read one pair of starts (the module's fixture;
+# `--dist loadfile` keeps them on one worker).
 pytestmark = pytest.mark.slow
 
 DAYS = ("2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17")
@@ -55,7 +60,20 @@ def _wait_for(port: int, done: Callable[[list[dict[str, Any]]], bool],
     pytest.fail(f"the sensor's runs were not {what}: {_runs(port)}")
 
 
-def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Queued:
+    """The runs the queue ran, the home they wrote, the landing they read, and the port of
+    the `dagster dev` still serving them."""
+
+    runs: list[dict[str, Any]]
+    home: Path
+    landing: Path
+    port: int
+
+
+@pytest.fixture(scope="module")
+def queued(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Queued]:
+    tmp_path = tmp_path_factory.mktemp("run-queue")
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     config = (REPO / "pipelines" / "dagster.yaml").read_text()
@@ -76,6 +94,11 @@ def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
     with dagster_dev(env, tmp_path / "dagster-dev-2.log") as port:
         runs = _wait_for(port, lambda runs: len(runs) == len(DAYS)
                          and all(r["status"] in FINAL for r in runs), "finished")
+        yield Queued(runs, home, landing, port)
+
+
+def test_landing_days_run_two_at_a_time(queued: Queued, tmp_path: Path) -> None:
+    runs = queued.runs
     partitions = sorted(next(t["value"] for t in r["tags"] if t["key"] == "dagster/partition")
                         for r in runs)
     assert partitions == list(DAYS)
@@ -88,5 +111,34 @@ def test_landing_days_run_two_at_a_time(tmp_path: Path) -> None:
         assert sum(s <= start < e for s, e in spans) <= 2
 
     serial = tmp_path / "serial"
-    ingest([landing], serial)
-    assert table_digests(home) == table_digests(serial)
+    ingest([queued.landing], serial)
+    assert table_digests(queued.home) == table_digests(serial)
+
+
+def test_dagster_dev_serves_materializations(queued: Queued) -> None:
+    """The partitioned assets with their checks, and the latest materialization of runs with
+    its partition, row count (the warehouse's runs of that day) and pass rate."""
+    port = queued.port
+    nodes = _graphql(port, "{ assetNodes { assetKey { path } isPartitioned "
+                           "assetChecksOrError { ... on AssetChecks { checks { name } } } } }")
+    by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes["data"]["assetNodes"]}
+    assert by_key["runs"]["isPartitioned"] and not by_key["warehouse_views"]["isPartitioned"]
+    assert {c["name"] for c in by_key["runs"]["assetChecksOrError"]["checks"]} == {
+        "contract_violation_rate_below_limit", "truncation_rate_below_limit",
+        "latest_day_is_fresh"}
+    latest = _graphql(port, """{ assetOrError(assetKey: {path: ["runs"]}) { ... on Asset {
+        assetMaterializations(limit: 1) { partition metadataEntries { label
+          ... on IntMetadataEntry { intValue }
+          ... on FloatMetadataEntry { floatValue } } } } } }""")
+    mat = latest["data"]["assetOrError"]["assetMaterializations"][0]
+    assert mat["partition"] in DAYS
+    entries = {e["label"]: e for e in mat["metadataEntries"]}
+    con = warehouse.connect(queued.home)
+    try:
+        row = con.execute("SELECT count(*) FROM runs WHERE day = ?::DATE",
+                          [mat["partition"]]).fetchone()
+    finally:
+        con.close()
+    assert row is not None and row[0] > 0
+    assert entries["dagster/row_count"]["intValue"] == row[0]
+    assert 0 < entries["pass_rate"]["floatValue"] < 1

@@ -6,6 +6,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.property import examples
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
 from transforms.lake import Lake
@@ -39,7 +40,7 @@ def _data(parts: list[bytes], term: bytes, final_newline: bool, bom: bool) -> by
     return (BOM + data) if bom else data
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(300), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=lines, term=terminators, final_newline=st.booleans(), bom=st.booleans(),
        block=st.integers(min_value=1, max_value=64))
@@ -70,7 +71,7 @@ def test_every_line_accounted_for(tmp_path: Path, parts: list[bytes], term: byte
     assert all(1 <= n <= total for n in seen)
 
 
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=examples(4), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=lines, term=terminators, final_newline=st.booleans())
 def test_lake_accounting_and_idempotence(tmp_path_factory, parts: list[bytes], term: bytes,

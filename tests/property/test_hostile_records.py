@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devtools.synth import make_spans, runs, to_otlp
+from tests.property import examples
 from transforms.contracts.registry import Registry, load
 from transforms.contracts.schemas import TABLES
 from transforms.normalize.worker import BlockTask, normalize_block
@@ -81,7 +82,7 @@ def hostile(draw: st.DrawFn) -> tuple[str, Any]:
     return kind, obj
 
 
-@settings(max_examples=1500, deadline=None,
+@settings(max_examples=examples(400), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=hostile())
 def test_a_hostile_record_is_accounted_for(tmp_path: Path, case: tuple[str, Any]) -> None:

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
+from tests.conftest import REPO, MemoryViews
 from transforms import warehouse
 from transforms.cli import app
 from transforms.contracts import models
@@ -294,8 +294,7 @@ def _run(run_id: str, status: str, model: str | None = None, trace_id: str | Non
 
 
 def test_one_model_is_one_group(write_lines: Callable[..., Path],
-                                run_ingest: Callable[..., IngestReport],
-                                query: Callable[..., list[tuple[Any, ...]]]) -> None:
+                                views: MemoryViews) -> None:
     """A run whose only model is its spans' dated gpt-5-mini-2026-08-07 and one whose line says
     openai/gpt-5-mini are one group gpt-5-mini in every view that groups by model; the exact
     names stay in model_raw, response_model and llm_calls.model."""
@@ -304,20 +303,20 @@ def test_one_model_is_one_group(write_lines: Callable[..., Path],
                  _run("r3", "passed", model="gpt-5-mini")])
     spans = write_lines([_span("sp1", "tr1", "gpt-5-mini-2026-08-07", 100, 10)],
                         name="a.spans.jsonl")
-    run_ingest(spans.parent)
-    assert query("SELECT run_id, model, model_raw, response_model FROM runs ORDER BY 1") == [
+    views.load(spans.parent)
+    assert views("SELECT run_id, model, model_raw, response_model FROM runs ORDER BY 1") == [
         ("r1", "gpt-5-mini", "gpt-5-mini-2026-08-07", "gpt-5-mini-2026-08-07"),
         ("r2", "gpt-5-mini", "openai/gpt-5-mini", None),
         ("r3", "gpt-5-mini", "gpt-5-mini", None)]
     for view in ("v_pass_rates", "v_token_usage", "v_runtime", "v_flag_summary", "v_runs",
                  "v_tool_frequency"):
-        models_ = {r[0] for r in query(f"SELECT DISTINCT model FROM {view}")}
+        models_ = {r[0] for r in views(f"SELECT DISTINCT model FROM {view}")}
         assert models_ <= {"gpt-5-mini"}, view
-    assert query("SELECT model, n_runs, n_graded, n_passed FROM v_pass_rates") == [
+    assert views("SELECT model, n_runs, n_graded, n_passed FROM v_pass_rates") == [
         ("gpt-5-mini", 3, 3, 2)]
-    assert query("SELECT model, canonical_model FROM llm_calls") == [
+    assert views("SELECT model, canonical_model FROM llm_calls") == [
         ("gpt-5-mini-2026-08-07", "gpt-5-mini")]
-    assert query("SELECT count(*) FROM regressions(DATE '2026-11-20', 7)") == [(1,)]
+    assert views("SELECT count(*) FROM regressions(DATE '2026-11-20', 7)") == [(1,)]
 
 
 def test_cost_for_every_run(write_lines: Callable[..., Path],

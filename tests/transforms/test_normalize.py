@@ -2,7 +2,8 @@
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from tests.conftest import MemoryViews
 
 RUN = {
     "run_id": "r1", "agent_name": "support-bot", "case_id": "refund/42", "model": "env-model",
@@ -32,11 +33,10 @@ RUN = {
 }
 
 
-def test_run_row(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                 query: Callable[..., list[tuple[Any, ...]]]) -> None:
+def test_run_row(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Aliases resolve, the day is the UTC date of started_at, outcome.passed gives status."""
-    run_ingest(write_lines([RUN]))
-    row = query("""SELECT run_id, day::VARCHAR, agent, test_case_id, model, batch_id, status,
+    views.load(write_lines([RUN]))
+    row = views("""SELECT run_id, day::VARCHAR, agent, test_case_id, model, batch_id, status,
                           score, trace_mode, contract_mode, final_response_chars, n_messages,
                           n_tool_calls, n_thinking, input_tokens, output_tokens,
                           agent_runtime_ms, tokens_source, started_at::VARCHAR
@@ -46,11 +46,10 @@ def test_run_row(write_lines: Callable[..., Path], run_ingest: Callable[..., Any
                     "metadata", "2026-11-21 01:30:00+00")]
 
 
-def test_messages_and_parts(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                            query: Callable[..., list[tuple[Any, ...]]]) -> None:
+def test_messages_and_parts(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Text is the concatenation of text parts; part types are kept; chars count code points."""
-    run_ingest(write_lines([RUN]))
-    rows = query("""SELECT message_index, role, content_kind, text, chars, part_types,
+    views.load(write_lines([RUN]))
+    rows = views("""SELECT message_index, role, content_kind, text, chars, part_types,
                            other_parts IS NOT NULL, n_tool_calls, n_thinking, tool_call_id
                     FROM messages ORDER BY message_index""")
     assert rows[1] == (1, "user", "parts", "Refund #4521", 12,
@@ -59,11 +58,10 @@ def test_messages_and_parts(write_lines: Callable[..., Path], run_ingest: Callab
     assert rows[5] == (5, "assistant", "string", "Refund issued ✅", 15, None, False, 0, 0, None)
 
 
-def test_tool_calls_both_shapes(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                                query: Callable[..., list[tuple[Any, ...]]]) -> None:
+def test_tool_calls_both_shapes(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Both shapes give one row shape, canonical JSON arguments, and the answering message."""
-    run_ingest(write_lines([RUN]))
-    rows = query("""SELECT call_index, call_id, tool_name, arguments, arguments_valid, call_shape,
+    views.load(write_lines([RUN]))
+    rows = views("""SELECT call_index, call_id, tool_name, arguments, arguments_valid, call_shape,
                            result_message_index, result_chars
                     FROM tool_calls ORDER BY call_index""")
     assert rows == [
@@ -71,24 +69,22 @@ def test_tool_calls_both_shapes(write_lines: Callable[..., Path], run_ingest: Ca
         (1, "c2", "refund", '{"amount":79.5,"id":1}', True, "nested", 3, 2),
         (2, None, "noop", None, True, "nested", None, None),
     ]
-    flags = query("SELECT code, message_index, call_index FROM flags ORDER BY code")
+    flags = views("SELECT code, message_index, call_index FROM flags ORDER BY code")
     assert flags == [("tool_call_unanswered", 2, 2)]
 
 
 def test_thinking_and_metadata_kv(write_lines: Callable[..., Path],
-                                  run_ingest: Callable[..., Any],
-                                  query: Callable[..., list[tuple[Any, ...]]]) -> None:
+                                  views: MemoryViews) -> None:
     """Thinking text is the text key else the block's JSON; unknown metadata keys become rows."""
-    run_ingest(write_lines([RUN]))
-    assert query("SELECT block_index, text, chars FROM thinking ORDER BY 1") == [
+    views.load(write_lines([RUN]))
+    assert views("SELECT block_index, text, chars FROM thinking ORDER BY 1") == [
         (0, "check order", 11), (1, '{"signature":"abc"}', 19)]
-    assert query("SELECT key, value FROM metadata_kv ORDER BY 1") == [
+    assert views("SELECT key, value FROM metadata_kv ORDER BY 1") == [
         ("region", '"eu"'), ("tags", '["a"]')]
 
 
 def test_missing_numbers_stay_null(write_lines: Callable[..., Path],
-                                   run_ingest: Callable[..., Any],
-                                   query: Callable[..., list[tuple[Any, ...]]]) -> None:
+                                   views: MemoryViews) -> None:
     """No metadata: tokens and runtime are null, not 0; wrong-typed keys are null and flagged."""
     lines = [
         {"run_id": "a", "response": {"final_response": "x", "messages": []}},
@@ -96,44 +92,41 @@ def test_missing_numbers_stay_null(write_lines: Callable[..., Path],
                                      "metadata": {"total_input_tokens": "12",
                                                   "total_output_tokens": 3}}},
     ]
-    run_ingest(write_lines(lines))
-    assert query("SELECT run_id, input_tokens, output_tokens, agent_runtime_ms, tokens_source "
+    views.load(write_lines(lines))
+    assert views("SELECT run_id, input_tokens, output_tokens, agent_runtime_ms, tokens_source "
                  "FROM runs ORDER BY 1") == [("a", None, None, None, "none"),
                                              ("b", None, 3, None, "metadata")]
-    assert query("SELECT count(*) FROM metadata_kv") == [(0,)]
+    assert views("SELECT count(*) FROM metadata_kv") == [(0,)]
 
 
 def test_day_falls_back_to_batch_then_folder(write_lines: Callable[..., Path],
-                                             run_ingest: Callable[..., Any],
-                                             query: Callable[..., list[tuple[Any, ...]]]) -> None:
+                                             views: MemoryViews) -> None:
     """day: started_at, else a date-shaped batch_id, else the date folder of the file."""
     lines = [
         {"run_id": "a", "started_at": "2026-11-19T08:00:00Z", "response": {"final_response": "x"}},
         {"run_id": "b", "batch_id": "2026-11-18-nightly", "response": {"final_response": "x"}},
         {"run_id": "c", "batch_id": "weekly", "response": {"final_response": "x"}},
     ]
-    run_ingest(write_lines(lines, folder="landing/2026-11-17"))
-    assert query("SELECT run_id, day::VARCHAR, batch_id FROM runs ORDER BY 1") == [
+    views.load(write_lines(lines, folder="landing/2026-11-17"))
+    assert views("SELECT run_id, day::VARCHAR, batch_id FROM runs ORDER BY 1") == [
         ("a", "2026-11-19", "2026-11-19"), ("b", "2026-11-18", "2026-11-18-nightly"),
         ("c", "2026-11-17", "weekly")]
 
 
-def test_status_vocabulary(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                           query: Callable[..., list[tuple[Any, ...]]]) -> None:
+def test_status_vocabulary(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Outcome status passes through; top-level passed works; no outcome is ungraded."""
     body = {"final_response": "x", "messages": [{"role": "assistant", "content": "x"}]}
     lines = [{"run_id": s, "outcome": {"status": s}, "response": body}
              for s in ("passed", "failed", "error", "skipped")]
     lines += [{"run_id": "top", "passed": True, "response": body},
               {"run_id": "none", "response": body}]
-    run_ingest(write_lines(lines))
-    assert dict(query("SELECT run_id, status FROM runs")) == {
+    views.load(write_lines(lines))
+    assert dict(views("SELECT run_id, status FROM runs")) == {
         "passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped",
         "top": "passed", "none": "ungraded"}
 
 
-def test_outcome_explanation(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                             query: Callable[..., list[tuple[Any, ...]]]) -> None:
+def test_outcome_explanation(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """outcome.explanation (alias outcome.reason) lands in runs.outcome_explanation; a
     structured one is kept as canonical JSON, like outcome.error; neither is flagged."""
     body = {"final_response": "x", "messages": [{"role": "assistant", "content": "x"}]}
@@ -149,11 +142,11 @@ def test_outcome_explanation(write_lines: Callable[..., Path], run_ingest: Calla
          "response": body},
         {"run_id": "none", "outcome": {"status": "passed"}, "response": body},
     ]
-    run_ingest(write_lines(lines))
-    assert dict(query("SELECT run_id, outcome_explanation FROM runs")) == {
+    views.load(write_lines(lines))
+    assert dict(views("SELECT run_id, outcome_explanation FROM runs")) == {
         "expl": "wrong city", "reason": "missed refund id", "both": "kept",
         "json": '{"b":[1],"db_match":false}', "none": None}
-    assert query("SELECT count(*) FROM flags WHERE code = 'envelope_malformed'") == [(0,)]
+    assert views("SELECT count(*) FROM flags WHERE code = 'envelope_malformed'") == [(0,)]
 
 
 def test_row_tuples_follow_schema_order() -> None:

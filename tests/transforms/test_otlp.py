@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REAL_FIXTURES
+from tests.conftest import REAL_FIXTURES, MemoryViews
 from transforms.ingest import ingest
 
 OI = REAL_FIXTURES / "openinference"
@@ -44,8 +44,8 @@ def record(*spans: dict[str, Any], service: str = "weather-agent") -> dict[str, 
                                "scopeSpans": [{"scope": {"name": "test"}, "spans": list(spans)}]}]}
 
 
-def test_genai_and_openinference_spellings_agree(write_lines: Callable[..., Path], home: Path,
-                                                 query: Callable[..., Any]) -> None:
+def test_genai_and_openinference_spellings_agree(write_lines: Callable[..., Path],
+                                                 views: MemoryViews) -> None:
     """The same chat call in current GenAI attributes and in OpenInference's flattened form
     gives the same LLM call and messages; the execute_tool span keeps its tool attributes."""
     chat = json.loads((OI / "otel_genai_client_span_tool_calls.json").read_text())
@@ -53,27 +53,27 @@ def test_genai_and_openinference_spellings_agree(write_lines: Callable[..., Path
     oi = json.loads((OI / "openinference_client_span_tool_calls.json").read_text())
     line = record(span("1" * 16, chat), span("2" * 16, tool, parent="1" * 16, kind=1),
                   span("3" * 16, oi, trace="b" * 32))
-    ingest([write_lines([line], name="agent.otlp.jsonl")], home)
-    calls = query("SELECT span_id, provider, model, input_tokens, output_tokens, "
+    views.load(write_lines([line], name="agent.otlp.jsonl"))
+    calls = views("SELECT span_id, provider, model, input_tokens, output_tokens, "
                   "n_input_messages, n_output_messages FROM llm_calls ORDER BY 1")
     assert calls == [("1" * 16, "openai", "gpt-4-0613", 97, 52, 3, 1),
                      ("3" * 16, "openai", "gpt-4-0613", 97, 52, 3, 1)]
     by_span = {}
-    for sid, role, text, n_calls, call_id in query(
+    for sid, role, text, n_calls, call_id in views(
             "SELECT span_id, role, text, n_tool_calls, tool_call_id FROM messages "
             "ORDER BY span_id, message_index"):
         by_span.setdefault(sid, []).append((role, text, n_calls, call_id))
     assert by_span["1" * 16] == by_span["3" * 16]
     assert by_span["1" * 16][2] == ("tool", "rainy, 57°F", 0, "1234")
-    assert query("SELECT tool_name, arguments FROM tool_calls") == [
+    assert views("SELECT tool_name, arguments FROM tool_calls") == [
         ("get_weather", '{"location":"Paris"}')] * 2
-    assert query("SELECT kind, agent, parent_id FROM spans WHERE span_id = ?", ["2" * 16]) == [
+    assert views("SELECT kind, agent, parent_id FROM spans WHERE span_id = ?", ["2" * 16]) == [
         ("INTERNAL", "weather-agent", "1" * 16)]
     # The tool's execution joins the call the model made: same call id, its own duration.
-    assert query("SELECT s.operation, s.tool_name, c.tool_name, s.duration_ms FROM spans s "
+    assert views("SELECT s.operation, s.tool_name, c.tool_name, s.duration_ms FROM spans s "
                  "JOIN tool_calls c ON c.call_id = s.tool_call_id AND c.span_id = ?",
                  ["1" * 16]) == [("execute_tool", "get_weather", "get_weather", 1500.0)]
-    attrs = json.loads(query("SELECT attributes FROM spans WHERE span_id = ?", ["2" * 16])[0][0])
+    attrs = json.loads(views("SELECT attributes FROM spans WHERE span_id = ?", ["2" * 16])[0][0])
     assert attrs["gen_ai.tool.name"] == "get_weather" and attrs["gen_ai.tool.call.id"] == "1234"
 
 
@@ -98,8 +98,7 @@ def test_finish_reason_length_and_old_spellings(write_lines: Callable[..., Path]
 
 
 def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., Path],
-                                                    home: Path,
-                                                    query: Callable[..., Any]) -> None:
+                                                    views: MemoryViews) -> None:
     """Nothing wrong is dropped silently: each break of the conventions is named in a
     span_malformed flag (the span's, and its LLM call's), and the span and its call are
     kept."""
@@ -111,11 +110,11 @@ def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., P
     tool = span("7" * 16, {"gen_ai.operation.name": "execute_tool"})
     near = span("8" * 16, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
                            "gen_ai.usage.input_tokens": "12", "gen_ai.input.messages": "[]"})
-    ingest([write_lines([record(chat, tool, near)], name="bad.otlp.jsonl")], home)
-    assert query("SELECT count(*) FROM spans") == [(3,)]
-    assert query("SELECT span_id, input_tokens, output_tokens FROM llm_calls ORDER BY 1") == [
+    views.load(write_lines([record(chat, tool, near)], name="bad.otlp.jsonl"))
+    assert views("SELECT count(*) FROM spans") == [(3,)]
+    assert views("SELECT span_id, input_tokens, output_tokens FROM llm_calls ORDER BY 1") == [
         ("6" * 16, None, 7), ("8" * 16, 12, None)]
-    flags = dict(query("SELECT span_id, string_agg(detail, '; ') FROM flags "
+    flags = dict(views("SELECT span_id, string_agg(detail, '; ') FROM flags "
                        "WHERE code = 'span_malformed' GROUP BY 1"))
     assert sorted(flags) == ["6" * 16, "7" * 16]
     for part in ("status.code 'DONE' is not an OTLP status", "kind '9' is not an OTLP span kind",
@@ -126,27 +125,27 @@ def test_spans_breaking_the_conventions_are_flagged(write_lines: Callable[..., P
     assert "execute_tool span without gen_ai.tool.name" in flags["7" * 16]
 
 
-def test_js_readable_spans_with_hrtime(tmp_path: Path, home: Path,
-                                      query: Callable[..., Any]) -> None:
+def test_js_readable_spans_with_hrtime(tmp_path: Path, views: MemoryViews) -> None:
     """The Vercel AI SDK capture: ReadableSpans, one per line, [s, ns] times, no parents."""
     spans = json.loads((OI / "vercel-ai-sdk-v6_all-spans.json").read_text())
     path = tmp_path / "landing" / "vercel.otlp.jsonl"
     path.parent.mkdir()
     path.write_text("".join(json.dumps(s) + "\n" for s in spans))
-    ingest([path], home)
-    assert query("SELECT count(*), count(parent_id) FROM spans") == [(len(spans), 0)]
+    views.load(path)
+    assert views("SELECT count(*), count(parent_id) FROM spans") == [(len(spans), 0)]
     with_tokens = [s for s in spans if "gen_ai.usage.input_tokens" in s["attributes"]]
-    assert query("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM llm_calls") == [(
+    assert views("SELECT count(*), sum(input_tokens), sum(output_tokens) FROM llm_calls") == [(
         len(with_tokens), sum(s["attributes"]["gen_ai.usage.input_tokens"] for s in with_tokens),
         sum(s["attributes"]["gen_ai.usage.output_tokens"] for s in with_tokens))]
     first = spans[0]
-    assert query("SELECT duration_ms FROM spans WHERE span_id = ?",
+    assert views("SELECT duration_ms FROM spans WHERE span_id = ?",
                  [first["spanContext"]["spanId"]])[0][0] == ((
                      first["endTime"][0] - first["startTime"][0]) * 1e9 + first["endTime"][1]
                      - first["startTime"][1]) / 1e6
 
 
-def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: Path) -> None:
+def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(
+        tmp_path: Path, views: MemoryViews) -> None:
     """Synthetic runs' spans written twice, as spans-bulk lines and as OTLP export records in
     the GenAI conventions: the span, LLM call, message, tool call and thinking rows agree on
     everything the conventions carry (not price, prompt name or a partial response's status)."""
@@ -154,7 +153,6 @@ def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: P
     from datetime import date
 
     from devtools.synth import make_spans, runs, to_otlp
-    from transforms import warehouse
 
     rng = random.Random(3)
     bulk, otlp = [], []
@@ -184,12 +182,8 @@ def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(tmp_path: P
         path = tmp_path / name.split(".")[1] / name
         path.parent.mkdir()
         path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-        home = tmp_path / f"home-{name}"
-        ingest([path], home)
-        con = warehouse.connect(home)
-        got.append({t: sorted(map(repr, con.execute(sql).fetchall()))
-                    for t, sql in tables.items()})
-        con.close()
+        views.load(path)
+        got.append({t: sorted(map(repr, views(sql))) for t, sql in tables.items()})
     assert got[0]["llm_calls"] and got[0]["tool_calls"] and got[0]["thinking"]
     for t in tables:
         assert got[0][t] == got[1][t], t

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import zstandard
 
+from tests.conftest import MemoryViews
 from transforms.errors import InputError
 from transforms.read.discover import discover
 from transforms.read.readers import Block, kind_of, parse_line, split_block
@@ -44,14 +45,14 @@ def test_bom_crlf_blank_and_no_final_newline(tmp_path: Path, run_ingest: Callabl
     (b"42", "not_an_object"),
     (b'{"instance_id": "x", "model_patch": "diff"}', "unrecognized_record"),
 ])
-def test_quarantine_codes(raw: bytes, code: str, tmp_path: Path, run_ingest: Callable[..., Any],
-                          query: Callable[..., Any]) -> None:
+def test_quarantine_codes(raw: bytes, code: str, tmp_path: Path, views: MemoryViews) -> None:
     """Each bad line lands in quarantine whole, with its code, line number and byte offset."""
     path = tmp_path / "x.responses.jsonl"
     path.write_bytes((OK % 1) + b"\n" + raw + b"\n")
-    report = run_ingest(path)
-    assert _counts(report) == (2, 1, 1, 0)
-    assert query("SELECT line_number, byte_offset, error_code, raw FROM quarantine") == [
+    views.load(path)
+    assert views("SELECT lines, lines_accepted, lines_quarantined, lines_blank "
+                 "FROM ingest_files") == [(2, 1, 1, 0)]
+    assert views("SELECT line_number, byte_offset, error_code, raw FROM quarantine") == [
         (2, len(OK % 1) + 1, code, raw)]
 
 
@@ -64,13 +65,12 @@ def test_json_rule_duplicate_keys_and_big_integers() -> None:
                    "low": -9223372036854775809, "f": 1.5e300}
 
 
-def test_escaped_nul_is_text(tmp_path: Path, run_ingest: Callable[..., Any],
-                             query: Callable[..., Any]) -> None:
+def test_escaped_nul_is_text(tmp_path: Path, views: MemoryViews) -> None:
     """An escaped \\u0000 is valid JSON: the text keeps the character."""
     path = tmp_path / "x.responses.jsonl"
     path.write_bytes(b'{"run_id": "n", "response": {"final_response": "a\\u0000b"}}\n')
-    run_ingest(path)
-    assert query("SELECT final_response, final_response_chars FROM runs") == [("a\x00b", 3)]
+    views.load(path)
+    assert views("SELECT final_response, final_response_chars FROM runs") == [("a\x00b", 3)]
 
 
 def test_lines_of_several_megabytes(tmp_path: Path, run_ingest: Callable[..., Any],

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import MemoryViews
+
 NS = 1_000_000_000
 T0 = 1_763_683_200 * NS  # 2025-11-21T00:00:00Z
 
@@ -54,71 +56,63 @@ def run(run_id: str, trace_id: str, metadata: dict[str, Any] | None = None) -> d
             "started_at": "2025-11-21T00:00:00Z", "response": body}
 
 
-def test_span_and_llm_call_rows(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                                query: Callable[..., Any]) -> None:
+def test_span_and_llm_call_rows(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Times from nanoseconds, kind and status without their prefixes, request times inherited
     from the span, latency, the agent from attributes else service.name."""
     lines = [span("root", end_ms=5000, attrs={"gen_ai.agent.name": "planner"}),
              span("call", parent="root", start_ms=100, end_ms=1600,
                   log_request=llm("gpt-4o", 120, 40, parameters={"max_tokens": 512},
                                   request_start_time="2025-11-21T00:00:00.200Z"))]
-    run_ingest(write_lines(lines, name="a.spans.jsonl"))
-    assert query("SELECT span_id, parent_id, agent, kind, status_code, duration_ms, "
+    views.load(write_lines(lines, name="a.spans.jsonl"))
+    assert views("SELECT span_id, parent_id, agent, kind, status_code, duration_ms, "
                  "start_time::VARCHAR, n_events, has_log_request, day::VARCHAR FROM spans "
                  "ORDER BY 1") == [
         ("call", "root", "svc", "INTERNAL", "OK", 1500.0, "2025-11-21 00:00:00.1+00", 1, True,
          "2025-11-21"),
         ("root", None, "planner", "INTERNAL", "OK", 5000.0, "2025-11-21 00:00:00+00", 1, False,
          "2025-11-21")]
-    assert query("SELECT span_id, model, input_tokens, output_tokens, price, status, "
+    assert views("SELECT span_id, model, input_tokens, output_tokens, price, status, "
                  "max_tokens, latency_ms, request_end_time::VARCHAR, n_input_messages, "
                  "n_output_messages FROM llm_calls") == [
         ("call", "gpt-4o", 120, 40, 0.01, "SUCCESS", 512, 1400.0, "2025-11-21 00:00:01.6+00",
          2, 1)]
 
 
-def test_llm_call_messages(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                           query: Callable[..., Any]) -> None:
+def test_llm_call_messages(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Prompt and reply become messages (source span, direction), with tool calls and thinking."""
-    run_ingest(write_lines([span("call", log_request=llm("gpt-4o", 1, 1))],
+    views.load(write_lines([span("call", log_request=llm("gpt-4o", 1, 1))],
                            name="a.spans.jsonl"))
-    assert query("SELECT message_index, role, direction, text, n_tool_calls, n_thinking, "
+    assert views("SELECT message_index, role, direction, text, n_tool_calls, n_thinking, "
                  "source, span_id FROM messages ORDER BY 1") == [
         (0, "system", "input", "Be brief.", 0, 0, "span", "call"),
         (1, "user", "input", "Refund #4521", 0, 0, "span", "call"),
         (2, "assistant", "output", "Checking.", 1, 1, "span", "call")]
-    assert query("SELECT message_index, tool_name, arguments, call_shape, source FROM tool_calls"
+    assert views("SELECT message_index, tool_name, arguments, call_shape, source FROM tool_calls"
                  ) == [(2, "get_order", '{"id":4521}', "nested", "span")]
-    assert query("SELECT text, span_id FROM thinking") == [("look it up", "call")]
-    assert query("SELECT count(*) FROM flags") == [(0,)]
+    assert views("SELECT text, span_id FROM thinking") == [("look it up", "call")]
+    assert views("SELECT count(*) FROM flags") == [(0,)]
 
 
-def test_bulk_and_single_lines_agree(write_lines: Callable[..., Path], tmp_path: Path) -> None:
+def test_bulk_and_single_lines_agree(write_lines: Callable[..., Path],
+                                     views: MemoryViews) -> None:
     """One bulk line or one line per span: the same spans and calls."""
-    from transforms import warehouse
-    from transforms.ingest import ingest
-
     spans = [span("b", parent="a", start_ms=10), span("a"),
              span("c", log_request=llm("gpt-4o", 5, 6))]
     single = write_lines(spans, name="single.spans.jsonl", folder="one")
     bulk = write_lines([{"spans": spans}], name="bulk.spans.jsonl", folder="two")
     got = []
-    for path, home in ((single, tmp_path / "h1"), (bulk, tmp_path / "h2")):
-        report = ingest([path], home)
-        con = warehouse.connect(home)
-        got.append((con.execute("SELECT span_id, parent_id, duration_ms FROM spans ORDER BY 1"
-                                ).fetchall(),
-                    con.execute("SELECT span_id, input_tokens FROM llm_calls").fetchall(),
-                    con.execute("SELECT count(*) FROM flags").fetchall()))
-        con.close()
-        assert report.files[0].quarantined == 0
+    for path in (single, bulk):
+        views.load(path)
+        got.append((views("SELECT span_id, parent_id, duration_ms FROM spans ORDER BY 1"),
+                    views("SELECT span_id, input_tokens FROM llm_calls"),
+                    views("SELECT count(*) FROM flags")))
+        assert views("SELECT count(*) FROM quarantine") == [(0,)]
     assert got[0] == got[1]
     assert got[0][2] == [(0,)]
 
 
 def test_runs_take_model_and_tokens_from_their_spans(
-        write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-        query: Callable[..., Any]) -> None:
+        write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """A run without metadata gets the most frequent model and the summed tokens of the LLM
     calls linked to it, by run_id attribute or by trace_id; tokens_source says so."""
     runs = [run("r-attr", "t-a"), run("r-trace", "t-b"),
@@ -131,34 +125,33 @@ def test_runs_take_model_and_tokens_from_their_spans(
              span("a3", "t-x", attrs={"run_id": "r-attr"}, log_request=llm("gpt-4.1", 30, 3)),
              span("b1", "t-b", end_ms=700, log_request=llm("gemini-2.5-flash", 7, 7)),
              span("c1", "t-c", end_ms=2100, log_request=llm("claude-sonnet-4-5", 99, 10))]
-    run_ingest(write_lines(runs, name="r.responses.jsonl"),
+    views.load(write_lines(runs, name="r.responses.jsonl"),
                write_lines(spans, name="s.spans.jsonl"))
-    assert query("SELECT run_id, model, input_tokens, output_tokens, tokens_source, "
+    assert views("SELECT run_id, model, input_tokens, output_tokens, tokens_source, "
                  "agent_runtime_ms, runtime_source, n_llm_calls FROM runs ORDER BY 1") == [
         ("r-attr", "gpt-4o", 60, 6, "spans", 1000.0, "spans", 3),
         ("r-meta", "claude-sonnet-4-5", 100, 10, "metadata", 2000.0, "metadata", 1),
         ("r-none", "unknown", None, None, "none", None, "none", 0),
         ("r-trace", "gemini-2.5-flash", 7, 7, "spans", 700.0, "spans", 1)]
-    assert query("SELECT span_id, run_id, linked_by FROM llm_calls ORDER BY 1") == [
+    assert views("SELECT span_id, run_id, linked_by FROM llm_calls ORDER BY 1") == [
         ("a1", "r-attr", "attribute"), ("a2", "r-attr", "attribute"),
         ("a3", "r-attr", "attribute"), ("b1", "r-trace", "trace_id"),
         ("c1", "r-meta", "trace_id")]
-    assert query("SELECT DISTINCT run_id FROM messages WHERE source = 'span' ORDER BY 1") == [
+    assert views("SELECT DISTINCT run_id FROM messages WHERE source = 'span' ORDER BY 1") == [
         ("r-attr",), ("r-meta",), ("r-trace",)]
     # Within tolerance (99 vs 100 tokens, 2100 vs 2000 ms): no finding.
-    assert query("SELECT count(*) FROM flags") == [(0,)]
+    assert views("SELECT count(*) FROM flags") == [(0,)]
 
 
-def test_reconciliation_flags(write_lines: Callable[..., Path], run_ingest: Callable[..., Any],
-                              query: Callable[..., Any]) -> None:
+def test_reconciliation_flags(write_lines: Callable[..., Path], views: MemoryViews) -> None:
     """Metadata totals that disagree with the spans beyond the tolerance are flagged."""
     meta = {"total_input_tokens": 1000, "total_output_tokens": 100, "agent_runtime_ms": 10_000}
     runs = [run("r-tok", "t-tok", meta), run("r-time", "t-time", meta)]
     spans = [span("k1", "t-tok", end_ms=10_000, log_request=llm("gpt-4o", 900, 100)),
              span("m1", "t-time", end_ms=4_000, log_request=llm("gpt-4o", 1000, 100))]
-    run_ingest(write_lines(runs, name="r.responses.jsonl"),
+    views.load(write_lines(runs, name="r.responses.jsonl"),
                write_lines(spans, name="s.spans.jsonl"))
-    rows = query("SELECT run_id, code, severity, category, detail FROM flags ORDER BY 1")
+    rows = views("SELECT run_id, code, severity, category, detail FROM flags ORDER BY 1")
     assert [r[:4] for r in rows] == [("r-time", "runtime_mismatch", "warning", "integrity"),
                                      ("r-tok", "tokens_mismatch", "warning", "integrity")]
     assert "root span m1 lasted 4000 ms" in rows[0][4]
@@ -166,13 +159,12 @@ def test_reconciliation_flags(write_lines: Callable[..., Path], run_ingest: Call
 
 
 def test_unlinked_spans_stay_unlinked(write_lines: Callable[..., Path],
-                                      run_ingest: Callable[..., Any],
-                                      query: Callable[..., Any]) -> None:
+                                      views: MemoryViews) -> None:
     """A span of a trace two runs share, or of no run, keeps a null run_id."""
     runs = [run("r1", "t-shared"), run("r2", "t-shared")]
-    run_ingest(write_lines(runs, name="r.responses.jsonl"),
+    views.load(write_lines(runs, name="r.responses.jsonl"),
                write_lines([span("x", "t-shared"), span("y", "t-alone")], name="s.spans.jsonl"))
-    assert query("SELECT span_id, run_id, linked_by FROM spans ORDER BY 1") == [
+    assert views("SELECT span_id, run_id, linked_by FROM spans ORDER BY 1") == [
         ("x", None, None), ("y", None, None)]
 
 
