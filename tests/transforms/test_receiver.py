@@ -261,7 +261,7 @@ def test_bad_requests_get_their_status_and_the_receiver_stays_up(landing: Path) 
         assert code == 200 and json.loads(text)["partialSuccess"]["rejectedSpans"] == "1"
     finally:
         said = served.stop()
-    assert "2 spans written" in said and "1 spans rejected" in said
+    assert "2 spans written" in said and "1 span rejected" in said
     assert "refused 5 × 400, 3 × 401, 1 × 404, 2 × 413, 3 × 415" in said
     closed, parts = landed(landing)
     assert parts == [] and len(closed) == 1
@@ -302,7 +302,7 @@ def test_sdk_senders_in_several_processes_give_every_span_once(landing: Path,
             assert p.returncode == 0 and out.strip() == f"exported {runs * 3}", err
     finally:
         said = served.stop()
-    assert f"{senders * runs * 3} spans written" in said
+    assert f"{senders * runs * 3:,} spans written" in said
     closed, parts = landed(landing)
     assert parts == [] and len(closed) > senders
     con = _ingest(landing, tmp_path / "home")

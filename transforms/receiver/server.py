@@ -383,8 +383,12 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
         server.server_close()
     c = server.counts
     refused = ", ".join(f"{n} × {code}" for code, n in sorted(c.refused.items()))
-    say(f"stopped: {c.requests} requests, {c.spans} spans written in {len(files.closed)} "
-        f"files, {c.rejected_spans} spans rejected" + (f"; refused {refused}" if refused else ""))
+    def n(count: int, noun: str) -> str:
+        return f"{count:,} {noun if count == 1 else noun + 's'}"
+
+    say(f"stopped: {n(c.requests, 'request')}, {n(c.spans, 'span')} written in "
+        f"{n(len(files.closed), 'file')}, {n(c.rejected_spans, 'span')} rejected"
+        + (f"; refused {refused}" if refused else ""))
     return c
 
 
