@@ -18,7 +18,7 @@ import duckdb
 
 from transforms.compare.predicate import check
 from transforms.errors import InputError
-from transforms.report.nightly import REASON_WORDS, rows
+from transforms.report.nightly import REASON_WORDS, _jsonable, _p, _pct, rows
 from transforms.report.queries import RunDetail, _runs
 
 BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
@@ -70,9 +70,9 @@ class Group:
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"group": self.key}
-        out.update({k: _plain(self.row[k]) for k in JSON_KEYS if k != "group"})
+        out.update({k: _jsonable(self.row[k]) for k in JSON_KEYS if k != "group"})
         if self.pass_at_k:
-            out["pass_at_k"] = [{k: _plain(v) for k, v in r.items()
+            out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
                                  if k not in ("agent", "model")} for r in self.pass_at_k]
         return out
 
@@ -223,20 +223,6 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
             "SELECT run_id, cost_usd FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
             [wanted]).fetchall())
     return result
-
-
-def _plain(v: Any) -> Any:
-    return float(v) if isinstance(v, float) else v
-
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{v * 100:.0f}%"
-
-
-def _p(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.1e}" if v < 0.0001 else f"{v:.2g}"
 
 
 def _usd(v: float | None) -> str:
