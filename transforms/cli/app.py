@@ -225,7 +225,7 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 def counted(n: int, noun: str) -> str:
-    """`1 row`, `2 rows`, `1,250 files`: a count with its noun, plural unless it is one."""
+    """A count with its noun, plural unless the count is one, and thousands separated."""
     return f"{n:,} {noun if n == 1 else noun + 's'}"
 
 

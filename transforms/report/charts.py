@@ -79,13 +79,17 @@ def pair_label(agent: str, model: str) -> str:
             f"{'no model named' if model == UNKNOWN else model}")
 
 
+STEPS = (1, 2, 2.5, 5, 10)
+"""The multiples of a power of ten a gridline step may be."""
+
+
 def round_ticks(top: float, most: int = 4) -> list[float]:
     """Round gridline values from 0 to the first round value at or above `top`, in at most
-    `most` equal steps of 1, 2, 2.5 or 5 times a power of ten (7,515 -> 0, 2,000, ..., 8,000)."""
+    `most` equal steps, each step one of STEPS times a power of ten."""
     if top <= 0 or not math.isfinite(top):
         top = 1.0
     power = 10 ** math.floor(math.log10(top / most))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power * most >= top)
+    step = next(m * power for m in STEPS if m * power * most >= top)
     n = math.ceil(round(top / step, 9))
     # Multiplying, not adding up, and rounding off the float noise (3 x 0.005 = 0.015).
     return [float(f"{i * step:.12g}") for i in range(n + 1)]

@@ -311,7 +311,10 @@ def _p(v: float | None) -> str:
 def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
     """The verdict for `latest` against the `baseline_days` days before it."""
     params = [latest, baseline_days]
-    window = rows(con, "SELECT * FROM comparison_window(?, ?)", params)[0]
+    # The window and the baseline days that have runs, in one query.
+    window = rows(con, "SELECT w.*, (SELECT list(DISTINCT day ORDER BY day) FROM runs "
+                       "WHERE day BETWEEN w.baseline_start AND w.baseline_end) AS run_days "
+                       "FROM comparison_window(?, ?) AS w", params)[0]
     pairs = [PairChange(r) for r in rows(
         con, "SELECT * FROM regressions(?, ?) ORDER BY regressed DESC, is_regression DESC, "
              "q_value NULLS LAST, agent, model", params)]
@@ -319,9 +322,7 @@ def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Ve
                         "ORDER BY agent, model, test_case_id", params)
     crashed = rows(con, "SELECT * FROM v_crashed_runs WHERE day = ? "
                         "ORDER BY agent, model, started_at, run_id", [latest])
-    run_days = [r[0] for r in con.execute(
-        "SELECT DISTINCT day FROM runs WHERE day BETWEEN ? AND ? ORDER BY day",
-        [window["baseline_start"], window["baseline_end"]]).fetchall()]
+    run_days = list(window["run_days"] or [])
     return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing,
                    crashed, run_days)
 
