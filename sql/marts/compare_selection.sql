@@ -7,35 +7,25 @@
 -- (side null): compare_one_sided lists them, and nothing counts them.
 -- Grain: one row per chosen run.
 create or replace macro compare_selection(sides, by_agent, by_model) as table
-with truncated as (
-    select distinct run_id from flags where category = 'truncation' and run_id is not null
-),
-
-violating as (
-    select distinct run_id from v_contract_violations
-),
-
-chosen as (
+with chosen as (
     select
-        runs.run_id,
-        runs.agent as run_agent,
-        runs.model as run_model,
-        case when by_agent then runs.agent end as agent,
-        case when by_model then runs.model end as model,
-        runs.test_case_id,
-        runs.status,
-        runs.started_at,
-        runs.input_tokens + runs.output_tokens as total_tokens,
-        runs.agent_runtime_ms,
-        runs.cost_usd,
-        truncated.run_id is not null as is_truncated,
-        violating.run_id is not null as is_violating,
+        facts.run_id,
+        facts.agent as run_agent,
+        facts.model as run_model,
+        case when by_agent then facts.agent end as agent,
+        case when by_model then facts.model end as model,
+        facts.test_case_id,
+        facts.status,
+        facts.started_at,
+        facts.total_tokens,
+        facts.agent_runtime_ms,
+        facts.cost_usd,
+        facts.is_truncated,
+        facts.is_violating,
         coalesce(sides_.is_baseline, false) as in_baseline,
         coalesce(sides_.is_candidate, false) as in_candidate
-    from runs
-    inner join query_table(sides) as sides_ on runs.run_id = sides_.run_id
-    left join truncated on runs.run_id = truncated.run_id
-    left join violating on runs.run_id = violating.run_id
+    from compared_run_facts() as facts
+    inner join query_table(sides) as sides_ on facts.run_id = sides_.run_id
 ),
 
 case_sides as (

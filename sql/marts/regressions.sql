@@ -22,33 +22,23 @@ with window_ as (
     select * from comparison_window(on_day, baseline_days)
 ),
 
-truncated as (
-    select distinct run_id from flags where category = 'truncation' and run_id is not null
-),
-
-violating as (
-    select distinct run_id from v_contract_violations
-),
-
 window_sides as (  -- noqa: ST03
     select
-        runs.run_id,
-        runs.agent,
-        runs.model,
-        runs.test_case_id,
-        runs.status,
-        runs.started_at,
-        runs.input_tokens + runs.output_tokens as total_tokens,
-        runs.agent_runtime_ms,
-        runs.cost_usd,
-        truncated.run_id is not null as is_truncated,
-        violating.run_id is not null as is_violating,
-        case when runs.day = window_.latest_day then 'candidate' else 'baseline' end as side
-    from runs
+        facts.run_id,
+        facts.agent,
+        facts.model,
+        facts.test_case_id,
+        facts.status,
+        facts.started_at,
+        facts.total_tokens,
+        facts.agent_runtime_ms,
+        facts.cost_usd,
+        facts.is_truncated,
+        facts.is_violating,
+        case when facts.day = window_.latest_day then 'candidate' else 'baseline' end as side
+    from compared_run_facts() as facts
     cross join window_
-    left join truncated on runs.run_id = truncated.run_id
-    left join violating on runs.run_id = violating.run_id
-    where runs.day between window_.baseline_start and window_.latest_day
+    where facts.day between window_.baseline_start and window_.latest_day
 ),
 
 codes as (
