@@ -18,7 +18,7 @@ import duckdb
 
 from transforms.compare.predicate import check
 from transforms.errors import InputError
-from transforms.report.nightly import REASON_WORDS, _jsonable, _p, _pct, rows
+from transforms.report.nightly import REASON_WORDS, VerdictRow, _jsonable, _p, _pct, rows
 from transforms.report.queries import RunDetail, _runs
 
 BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
@@ -40,10 +40,9 @@ Row = dict[str, Any]
 
 
 @dataclass
-class Group:
+class Group(VerdictRow):
     """One group's row of compare_groups, and its pass@k rows (none when no case repeats)."""
 
-    row: Row
     by: tuple[str, ...]
     pass_at_k: list[Row] = field(default_factory=list)
 
@@ -55,18 +54,6 @@ class Group:
     def label(self) -> str:
         """`travel-agent / gpt-4o`, or `all runs` when not grouped."""
         return " / ".join(str(v) for v in self.key.values()) if self.by else "all runs"
-
-    @property
-    def verdict(self) -> str:
-        return str(self.row["verdict"])
-
-    @property
-    def regressed(self) -> bool:
-        return bool(self.row["regressed"])
-
-    @property
-    def reasons(self) -> list[str]:
-        return list(self.row["reasons"] or [])
 
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"group": self.key}

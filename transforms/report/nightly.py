@@ -60,18 +60,11 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str,
 
 
 @dataclass
-class PairChange:
-    """One agent and model's row of `regressions(day, n)`."""
+class VerdictRow:
+    """A row of compare_groups' verdict columns, as `regressions(day, n)` (a PairChange) and
+    `runlake compare` (a compare.Group) both read it."""
 
     row: dict[str, Any]
-
-    @property
-    def agent(self) -> str:
-        return str(self.row["agent"])
-
-    @property
-    def model(self) -> str:
-        return str(self.row["model"])
 
     @property
     def reasons(self) -> list[str]:
@@ -85,6 +78,19 @@ class PairChange:
     def verdict(self) -> str:
         """regressed, improved, no_change or insufficient_evidence (the view's verdict)."""
         return str(self.row["verdict"])
+
+
+@dataclass
+class PairChange(VerdictRow):
+    """One agent and model's row of `regressions(day, n)`."""
+
+    @property
+    def agent(self) -> str:
+        return str(self.row["agent"])
+
+    @property
+    def model(self) -> str:
+        return str(self.row["model"])
 
     def evidence_line(self) -> str:
         """Why an insufficient-evidence pair says nothing, in one plain line."""
