@@ -18,7 +18,8 @@ import duckdb
 
 from transforms.compare.predicate import check
 from transforms.errors import InputError
-from transforms.report.nightly import REASON_WORDS, VerdictRow, _jsonable, _p, _pct, rows
+from transforms.report.fmt import pct
+from transforms.report.nightly import REASON_WORDS, VerdictRow, _jsonable, _p, rows
 from transforms.report.queries import RunDetail, _runs
 
 BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
@@ -66,7 +67,7 @@ class Group(VerdictRow):
     def line(self) -> str:
         """The group's verdict and figures in one plain line (no markup)."""
         r = self.row
-        parts = [f"{_pct(r['baseline_pass_rate'])} -> {_pct(r['candidate_pass_rate'])} passed "
+        parts = [f"{pct(r['baseline_pass_rate'])} -> {pct(r['candidate_pass_rate'])} passed "
                  f"({r['baseline_n_passed']}/{r['baseline_n_graded']} against "
                  f"{r['candidate_n_passed']}/{r['candidate_n_graded']})"]
         if r["cmh_p_value"] is not None:
@@ -79,10 +80,10 @@ class Group(VerdictRow):
         parts.append(f"flips {r['n_pass_to_fail']} pass -> fail, {r['n_fail_to_pass']} "
                      "fail -> pass")
         if r["mde"] is not None:
-            parts.append(f"mde {_pct(r['mde'])}")
+            parts.append(f"mde {pct(r['mde'])}")
         if "error_rate" in self.reasons or r["candidate_n_errors"]:
-            parts.append(f"errors {_pct(r['error_rate_baseline'])} -> "
-                         f"{_pct(r['error_rate_candidate'])} (p = {_p(r['error_p_value'])})")
+            parts.append(f"errors {pct(r['error_rate_baseline'])} -> "
+                         f"{pct(r['error_rate_candidate'])} (p = {_p(r['error_p_value'])})")
         if r["baseline_cost_usd_per_run"] is not None or \
                 r["candidate_cost_usd_per_run"] is not None:
             parts.append(f"cost/run {_usd(r['baseline_cost_usd_per_run'])} -> "
@@ -94,10 +95,10 @@ class Group(VerdictRow):
         both = [k for k in self.pass_at_k if k["k"] > 1 and k["baseline_n_cases"]
                 and k["candidate_n_cases"]]
         for k in both[-1:]:
-            parts.append(f"pass@{k['k']} {_pct(k['baseline_pass_at_k'])} -> "
-                         f"{_pct(k['candidate_pass_at_k'])}, pass^{k['k']} "
-                         f"{_pct(k['baseline_pass_hat_k'])} -> "
-                         f"{_pct(k['candidate_pass_hat_k'])}")
+            parts.append(f"pass@{k['k']} {pct(k['baseline_pass_at_k'])} -> "
+                         f"{pct(k['candidate_pass_at_k'])}, pass^{k['k']} "
+                         f"{pct(k['baseline_pass_hat_k'])} -> "
+                         f"{pct(k['candidate_pass_hat_k'])}")
         why = f" ({', '.join(REASON_WORDS[x] for x in self.reasons)})" if self.reasons else ""
         return f"{self.verdict.upper()}{why} {self.label}: " + "; ".join(parts)
 

@@ -3,8 +3,8 @@ rate, error rate, missing, and each test case the candidate did not run), the Ma
 summary and the GitHub annotations of `runlake compare --junit/--markdown`."""
 
 from transforms.ci import FAILURE, PASSED, SKIPPED, Check, Suite
-from transforms.compare import Comparison, _p, _pct, _usd
-from transforms.report.fmt import md
+from transforms.compare import Comparison, _p, _usd
+from transforms.report.fmt import md, pct
 
 
 def suites(c: Comparison) -> list[Suite]:
@@ -48,10 +48,10 @@ def markdown(c: Comparison) -> str:
         r = g.row
         verdict = f"**{g.verdict}**" if g.regressed else g.verdict
         lines.append(
-            f"| {md(g.label)} | {verdict} | {_pct(r['baseline_pass_rate'])} → "
-            f"{_pct(r['candidate_pass_rate'])} | {r['n_strata']} | "
+            f"| {md(g.label)} | {verdict} | {pct(r['baseline_pass_rate'])} → "
+            f"{pct(r['candidate_pass_rate'])} | {r['n_strata']} | "
             f"{_p(r['pass_rate_p_value'])} | {_p(r['q_value'])} | {_p(r['rise_q_value'])} | "
-            f"{_pct(r['mde'])} | {r['n_pass_to_fail']} / {r['n_fail_to_pass']} | "
+            f"{pct(r['mde'])} | {r['n_pass_to_fail']} / {r['n_fail_to_pass']} | "
             f"{_usd(r['baseline_cost_usd_per_run'])} → {_usd(r['candidate_cost_usd_per_run'])} |")
     if c.regressed:
         lines += [""] + [f"- {md(g.line(), 2000)}" for g in c.regressed]

@@ -3,6 +3,7 @@ its checks (pass rate, error rate, missing, and each missing test case), the Mar
 and the GitHub annotations of `runlake report --junit/--markdown`."""
 
 from transforms.ci import FAILURE, PASSED, SKIPPED, Check, Suite
+from transforms.report.fmt import pct
 from transforms.report.nightly import Verdict
 from transforms.report.summary import ReportSummary
 
@@ -22,8 +23,8 @@ def suites(v: Verdict) -> list[Suite]:
         elif p.verdict == "insufficient_evidence":
             rate = Check("pass rate", SKIPPED, f"NOT ENOUGH EVIDENCE {p.evidence_line()}")
         else:
-            rate.message = f"{p.verdict}: pass rate {_pct(p.row['baseline_pass_rate'])} -> " \
-                           f"{_pct(p.row['latest_pass_rate'])}"
+            rate.message = f"{p.verdict}: pass rate {pct(p.row['baseline_pass_rate'])} -> " \
+                           f"{pct(p.row['latest_pass_rate'])}"
         checks = [rate,
                   Check("error rate", FAILURE, f"REGRESSION {line}") if "error_rate" in p.reasons
                   else Check("error rate", PASSED),
@@ -61,6 +62,3 @@ def annotations(v: Verdict) -> tuple[list[str], list[str]]:
                  if pair not in crashed]
     return errors, warnings
 
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{v * 100:.0f}%"

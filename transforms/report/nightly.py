@@ -28,6 +28,7 @@ from typing import Any
 import duckdb
 
 from transforms.errors import RunlakeError
+from transforms.report.fmt import pct
 from transforms.warehouse.sqlfiles import constant
 
 SIGNIFICANCE_LEVEL = constant("significance_level")
@@ -111,8 +112,8 @@ class PairChange(VerdictRow):
         r = self.row
         parts = []
         if "error_rate" in self.reasons:
-            parts.append(f"crashed: error rate {_pct(r['error_rate_baseline'])} -> "
-                         f"{_pct(r['error_rate_latest'])} of runs ({r['latest_n_errors']} of "
+            parts.append(f"crashed: error rate {pct(r['error_rate_baseline'])} -> "
+                         f"{pct(r['error_rate_latest'])} of runs ({r['latest_n_errors']} of "
                          f"{r['runs_latest']}; p = {_p(r['error_p_value'])})")
         if "missing" in self.reasons:
             parts.append(f"missing: no run on {r['latest_day']} ({r['runs_baseline']} runs in "
@@ -120,8 +121,8 @@ class PairChange(VerdictRow):
         if "pass_rate" in self.reasons:
             on = (f"on the same {r['n_strata']} test cases p = {_p(r['cmh_p_value'])}"
                   if r["cmh_p_value"] is not None else f"p = {_p(r['pass_rate_p_value'])}")
-            parts.append(f"pass rate {_pct(r['baseline_pass_rate'])} -> "
-                         f"{_pct(r['latest_pass_rate'])} ({on}, q = {_p(r['q_value'])})")
+            parts.append(f"pass rate {pct(r['baseline_pass_rate'])} -> "
+                         f"{pct(r['latest_pass_rate'])} ({on}, q = {_p(r['q_value'])})")
         return f"{self.agent} / {self.model}: " + "; ".join(parts)
 
 
@@ -303,9 +304,6 @@ def first_line(text: str | None, limit: int = 200) -> str:
 def _jsonable(v: Any) -> Any:
     return float(v) if isinstance(v, float) else v
 
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{v * 100:.0f}%"
 
 
 def _p(v: float | None) -> str:
