@@ -91,7 +91,7 @@ def compare_cmd(
         err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
     ci.annotate(*compare_ci.annotations(result), title="runlake compare")
     if html is not None:
-        from transforms.report.page import write_compare
+        from transforms.compare.page import write_compare
 
         write_compare(result, html, datetime.now(UTC))
         err.print(f"html: {_printable(str(html.resolve()))}", highlight=False, markup=False)

@@ -140,35 +140,15 @@ def write_report(home: Path | str, day: date | None = None, baseline_days: int =
 
     data = queries.read(home, day, baseline_days)
     summary = summarize(data, warehouse.reports(home) / f"nightly-{data.latest.isoformat()}.html")
-    page = render(data, now)
-    summary.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = summary.path.with_name(f".{summary.path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, summary.path)
+    write_page(summary.path, render(data, now))
     return summary
 
 
-COMPARE_TEMPLATE = "report/compare.html"
-
-
-def write_compare(result: Any, path: Path, now: datetime | None = None) -> None:
-    """`runlake compare --html`: the comparison page (a transforms.compare.Comparison),
-    written atomically."""
-    from transforms.compare import MAX_FLIPS as COMPARE_FLIPS
-
-    def usd(v: float | None) -> str:
-        return "–" if v is None else f"${v:,.4f}"
-
-    def num(v: float | None) -> str:
-        return "–" if v is None else f"{v:,.0f}"
-
-    def secs(v: float | None) -> str:
-        return "–" if v is None else f"{v / 1000:,.1f} s"
-
-    page = environment().get_template(COMPARE_TEMPLATE).render(
-        c=result, max_flips=COMPARE_FLIPS, usd=usd, num=num, secs=secs,
-        generated=(now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")) + "\n"
+def write_page(path: Path, page: str) -> None:
+    """Write a page atomically: a reader (a browser, a CI step) sees the old page or the new
+    one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, path)
+
