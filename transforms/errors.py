@@ -16,3 +16,14 @@ class LakeBusy(RunlakeError):
 
 class WarehouseError(RunlakeError):
     """The views could not be built; the message names the SQL file."""
+
+
+class NoWarehouse(FileNotFoundError):
+    """A home with no lake yet: nothing to read until an ingest makes one."""
+
+    def __init__(self, target: object) -> None:
+        super().__init__(f"no warehouse at {target}: run `runlake ingest PATH` first")
+        self.target = target
+
+    def __reduce__(self) -> tuple[type, tuple[object]]:  # pickled as made: from its target
+        return NoWarehouse, (self.target,)

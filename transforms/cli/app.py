@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from transforms.errors import InputError, RunlakeError, WarehouseError
+from transforms.errors import InputError, NoWarehouse, RunlakeError, WarehouseError
 
 if TYPE_CHECKING:
     from transforms.settings import Settings
@@ -106,24 +106,24 @@ class _OneLineErrors(TyperGroup):
             told = error_line(e, _written(args))
             if told is None:
                 raise
-            _fail(_default_home_named(told[0], args), told[1])
+            if isinstance(e, NoWarehouse) and _home_defaulted(args):
+                told = (_no_warehouse_by_default(e), told[1])
+            _fail(*told)
 
 
-NO_WAREHOUSE = "no warehouse at "
-
-
-def _default_home_named(message: str, args: list[str]) -> str:
-    """`no warehouse at …` when neither --home nor RUNLAKE_HOME chose the home: said so, with
-    how to name the one meant, so that nobody builds a second warehouse in ./warehouse by
-    mistake."""
+def _home_defaulted(args: list[str]) -> bool:
+    """Neither --home nor RUNLAKE_HOME chose the home: it is ./warehouse."""
     import os
 
-    if (not message.startswith(NO_WAREHOUSE) or "RUNLAKE_HOME" in os.environ
-            or any(a == "--home" or a.startswith("--home=") for a in args)):
-        return message
-    target = message[len(NO_WAREHOUSE):].split(": run ", 1)[0]
-    return (f"{NO_WAREHOUSE}{target}: neither --home nor RUNLAKE_HOME is set, so the home is "
-            "./warehouse; set RUNLAKE_HOME or pass --home to use your warehouse, or run "
+    return "RUNLAKE_HOME" not in os.environ and not any(
+        a == "--home" or a.startswith("--home=") for a in args)
+
+
+def _no_warehouse_by_default(e: NoWarehouse) -> str:
+    """No warehouse in the default home: said so, with how to name the one meant, so that
+    nobody builds a second warehouse in ./warehouse by mistake."""
+    return (f"no warehouse at {e.target}: neither --home nor RUNLAKE_HOME is set, so the home "
+            "is ./warehouse; set RUNLAKE_HOME or pass --home to use your warehouse, or run "
             "`runlake ingest PATH` to make one here")
 
 

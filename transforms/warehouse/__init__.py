@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from transforms.errors import WarehouseError
+from transforms.errors import NoWarehouse, WarehouseError
 from transforms.lake.store import locate
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
                 return con
             con.close()
     if newest_log(home) < 0:
-        raise FileNotFoundError(f"no warehouse at {target}: run `runlake ingest PATH` first")
+        raise NoWarehouse(target)
     from transforms.warehouse.publishing import in_memory
 
     return in_memory(home, temp=temp)
