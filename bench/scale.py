@@ -1,6 +1,7 @@
 """A month of nightly traces through the Dagster job, one and two day partitions at a time.
 
     python bench/scale.py [--mb 300] [--days 30] [--parallel 1,2] [--targets local,s3]
+    python bench/scale.py --nights 1,68 [--targets local,s3] [--against REF] [--repeat 3]
 
 Generates --days landing days of response JSONL (--mb MB in all, spread evenly) under
 bench/out/scale-<mb>mb/, then materializes the `ingest_day` job for every day, each partition
@@ -9,6 +10,13 @@ each P of --parallel, into a fresh local home and/or (--targets) into a bucket o
 server started on 127.0.0.1. Prints the month's throughput, the per-partition time (median,
 p90) and the peak memory of the whole process tree, beside the plain baseline
 (bench/baseline.py) over the same files, in one process, measured in the same run.
+
+--nights: one night's partition run of each size (MB of response JSONL in one landing day) into
+a home that already holds HISTORY_DAYS days of 1 MB (ingested with `runlake ingest` just
+before, not timed), locally and/or into the bucket, this tree and (--against) the tree of a
+git REF in its own virtualenv (its uv.lock, so its own DuckDB), interleaved, --repeat times
+each; prints the medians of the run's wall time (a fresh process, as a run launcher starts it),
+of the ingest inside it, of the fixed cost (wall minus ingest) and of each stage.
 """
 
 import argparse
@@ -31,19 +39,49 @@ from bench.ingest import OUT, _tree_rss_kb, measure  # noqa: E402
 
 FIRST = date(2026, 10, 1)
 PARTITION = """
-import sys
+import json, sys, time
+t0 = time.perf_counter()
 import dagster as dg
 from pipelines.assets.lake import add_landing_days
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
+spent = {"imports": time.perf_counter() - t0}
+if len(sys.argv) > 4:  # time the stages: the names both trees call them by
+    import importlib
+    def timed(module, name, stage):
+        mod = importlib.import_module(module)
+        inner = getattr(mod, name, None)
+        if inner is None:
+            return
+        def wrapper(*a, **k):
+            s = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                spent[stage] = spent.get(stage, 0) + time.perf_counter() - s
+        setattr(mod, name, wrapper)
+    for module, name, stage in [
+            ("pipelines.assets.lake", "ingest", "ingest"),
+            ("transforms.warehouse", "staged", "views for the checks"),
+            ("transforms.warehouse", "live", "views for the checks"),
+            ("pipelines.assets.lake", "_day_metadata", "metadata"),
+            ("transforms.warehouse.checks", "run_all", "checks"),
+            ("transforms.warehouse", "publish", "publish"),
+            ("pipelines.assets.report", "write_report", "report")]:
+        timed(module, name, stage)
 day, home, landing = sys.argv[1:4]
+t1 = time.perf_counter()
 instance = dg.DagsterInstance.ephemeral()
 add_landing_days(instance, [day])
+spent["dagster instance"] = time.perf_counter() - t1
+t2 = time.perf_counter()
 result = defs.resolve_job_def("ingest_day").execute_in_process(
     partition_key=day, instance=instance, raise_on_error=False,
     resources={"runlake": RunlakeResource(home=home, landing=landing)})
+spent["job"] = time.perf_counter() - t2
 failed = [e for e in result.all_events if e.is_step_failure
           and e.step_failure_data.error.cls_name != "DagsterAssetCheckFailedError"]
+print(json.dumps(spent))
 sys.exit(1 if failed else 0)
 """
 BASELINE = """
@@ -140,6 +178,105 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+HISTORY_DAYS = 3
+"""Days of 1 MB a night's home holds before its partition run (--nights)."""
+HISTORY = """
+import sys
+from pathlib import Path
+from transforms.ingest import ingest
+ingest([Path(p) for p in sys.argv[2:]], sys.argv[1])
+"""
+NIGHT = FIRST + timedelta(days=HISTORY_DAYS)
+
+
+def nights_landing(mb: float) -> Path:
+    """HISTORY_DAYS landing days of 1 MB, then the night of `mb` MB."""
+    landing = OUT / f"scale-night-{mb:g}mb"
+    for i in range(HISTORY_DAYS):
+        day = FIRST + timedelta(days=i)
+        generate(landing / day.isoformat() / "nightly.responses.jsonl", [day], 1, i)
+    generate(landing / NIGHT.isoformat() / "nightly.responses.jsonl", [NIGHT], mb, 99)
+    return landing
+
+
+def tree_python(ref: str) -> tuple[Path, str]:
+    """The code of a git REF and the Python of its own virtualenv (made from its uv.lock)."""
+    from bench.nightly import tree
+
+    code = tree(ref)
+    python = code / ".venv" / "bin" / "python"
+    if not python.exists():
+        uv = ROOT / ".uv" / "bin" / "uv"
+        subprocess.run([str(uv) if uv.exists() else "uv", "sync", "--frozen", "--quiet",
+                        "--project", str(code)], check=True, cwd=code)
+    return code, str(python)
+
+
+def night(code: Path, python: str, landing: Path, home: str, env: dict[str, str]
+          ) -> tuple[float, float, dict[str, float]]:
+    """(wall s, peak MB, stage seconds) of the night's partition run, after the history."""
+    env = {**env, "PYTHONPATH": str(code)}
+    history = sorted(str(f) for f in landing.rglob("*.jsonl") if NIGHT.isoformat() not in str(f))
+    subprocess.run([python, "-c", HISTORY, home, *history], cwd=code, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pids: set[int] = set()
+    peak = Peak(pids)
+    start = time.perf_counter()
+    proc = subprocess.Popen([python, "-c", PARTITION, NIGHT.isoformat(), home, str(landing),
+                             "stages"], cwd=code, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    pids.add(proc.pid)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    mb = peak.stop()
+    if proc.returncode != 0:
+        raise SystemExit(f"the night in {code} failed:\n{err.decode()[-3000:]}")
+    import json
+
+    return wall, mb, json.loads(out.decode().strip().splitlines()[-1])
+
+
+def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], against: str | None,
+           repeat: int) -> None:
+    codes = [("this tree", ROOT, sys.executable)]
+    if against:
+        code, python = tree_python(against)
+        codes.append((against, code, python))
+    for name, _, python in codes:
+        version = subprocess.run([python, "-c", "import duckdb; print(duckdb.__version__)"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        print(f"{name}: duckdb {version}")
+    landings = {mb: nights_landing(mb) for mb in sizes}
+    got: dict[tuple[float, str, str], list[tuple[float, float, dict[str, float]]]] = {}
+    for rep in range(repeat):
+        for mb in sizes:
+            for target, env in targets:
+                for name, code, python in (codes if rep % 2 == 0 else codes[::-1]):
+                    home = (f"s3://bench/night-{uuid.uuid4().hex[:8]}" if target == "s3"
+                            else str(OUT / f"scale-night-home-{uuid.uuid4().hex[:8]}"))
+                    try:
+                        r = night(code, python, landings[mb], home, env)
+                    finally:
+                        if target == "local":
+                            shutil.rmtree(home, ignore_errors=True)
+                    got.setdefault((mb, target, name), []).append(r)
+                    print(f"  run {rep + 1}: {mb:g} MB {target} {name}: {r[0]:.2f} s "
+                          f"(ingest {r[2].get('ingest', 0):.2f} s), load {_load()}",
+                          flush=True)
+    med = statistics.median
+    print("\nsize target tree: wall | ingest | wall - ingest | peak MB  (medians of "
+          f"{repeat}); stages")
+    for (mb, target, name), rs in got.items():
+        stages: dict[str, float] = {}
+        for key in rs[0][2]:
+            stages[key] = med(r[2].get(key, 0.0) for r in rs)
+        rest = med(r[0] - r[2].get("ingest", 0.0) for r in rs)
+        print(f"{mb:g} MB {target} {name}: {med(r[0] for r in rs):.2f} s | "
+              f"{stages.get('ingest', 0):.2f} s | {rest:.2f} s | {med(r[1] for r in rs):,.0f}; "
+              + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
+    print(f"load {_load()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=300)
@@ -147,9 +284,31 @@ def main() -> None:
     ap.add_argument("--parallel", default="1,2")
     ap.add_argument("--targets", default="local",
                     help="local, s3 (a moto S3 server's bucket on 127.0.0.1), or both")
+    ap.add_argument("--nights", help="sizes in MB of single nights, e.g. 1,68")
+    ap.add_argument("--against", help="a git REF to measure beside this tree (--nights)")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     import os
 
+    if args.nights:
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith("RUNLAKE_") and k != "PYTHONDONTWRITEBYTECODE"}
+        chosen: list[tuple[str, dict[str, str]]] = []
+        server = None
+        if "local" in args.targets.split(","):
+            chosen.append(("local", base))
+        if "s3" in args.targets.split(","):
+            server, aws = start_moto()
+            chosen.append(("s3", {**base, **aws, "XDG_CACHE_HOME": str(OUT / "scale-cache")}))
+        print(f"nights of {args.nights} MB after {HISTORY_DAYS} days of 1 MB, load {_load()}")
+        try:
+            nights([float(x) for x in args.nights.split(",")], chosen, args.against,
+                   args.repeat)
+        finally:
+            if server is not None and server.stdin is not None:
+                server.stdin.close()
+                server.wait(timeout=10)
+        return
     landing = month(args.mb, args.days)
     total_mb = sum(f.stat().st_size for f in landing.rglob("*.jsonl")) / 2**20
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}

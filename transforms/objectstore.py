@@ -51,3 +51,101 @@ def cache_folder(url: str, xdg: Path | None = None) -> Path:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "-", url[len(S3):]).strip("-.")[:80]
     digest = hashlib.sha256(url.encode()).hexdigest()[:10]
     return cache_home(xdg) / f"{readable}-{digest}"
+
+
+ROUTE_ENV = "RUNLAKE_S3_READER"
+"""`httpfs`, `s3fs` or unset (httpfs when DuckDB can load it, else s3fs): how DuckDB reads the
+s3:// files of a lake (`reach`)."""
+SECRET = "runlake_s3"
+
+
+def httpfs_binaries() -> list[str]:
+    """The httpfs extension files this DuckDB may load by path: the one inside the PyPI
+    package `duckdb-extension-httpfs` built for this DuckDB version (none for another)."""
+    import duckdb
+
+    try:
+        import duckdb_extension_httpfs as pkg  # type: ignore[import-not-found]
+    except ImportError:
+        return []
+    found = Path(pkg.__file__).parent / "extensions" / f"v{duckdb.__version__}" / \
+        "httpfs.duckdb_extension"
+    return [str(found)] if found.is_file() else []
+
+
+_ROUTE: dict[int, str] = {}
+"""The route that worked in this process (by pid): `LOAD <file>` or `LOAD httpfs`, or
+`s3fs`; a route that failed once is not tried on every connection."""
+
+
+def _load_httpfs(con: Any) -> str | None:
+    """Load httpfs on `con`: what worked (`httpfs` from DuckDB's own extension folder, as an
+    online install puts it there, or the file of the PyPI package), or None."""
+    import duckdb
+
+    tried = _ROUTE.get(os.getpid())
+    if tried == "s3fs":
+        return None
+    ways = [tried] if tried else ["httpfs", *(f"'{b}'" for b in httpfs_binaries())]
+    for way in ways:
+        try:
+            con.execute(f"LOAD {way}")
+        except duckdb.Error:
+            continue
+        _ROUTE[os.getpid()] = way
+        return way
+    return None
+
+
+def _secret_sql(options: dict[str, str]) -> str:
+    """CREATE SECRET of the AWS_* settings for DuckDB's httpfs: an endpoint other than AWS is
+    reached by path-style URLs, over http when its URL says so."""
+    from urllib.parse import urlsplit
+
+    def q(v: str) -> str:
+        return "'" + v.replace("'", "''") + "'"
+
+    parts = ["TYPE s3"]
+    for setting, name in (("AWS_ACCESS_KEY_ID", "KEY_ID"), ("AWS_SECRET_ACCESS_KEY", "SECRET"),
+                          ("AWS_SESSION_TOKEN", "SESSION_TOKEN"), ("AWS_REGION", "REGION")):
+        if options.get(setting):
+            parts.append(f"{name} {q(options[setting])}")
+    endpoint = options.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        url = urlsplit(endpoint)
+        parts.append(f"ENDPOINT {q(url.netloc + url.path.rstrip('/'))}")
+        parts.append(f"USE_SSL {'false' if url.scheme == 'http' else 'true'}")
+        parts.append("URL_STYLE 'path'")
+    return f"CREATE OR REPLACE TEMPORARY SECRET {SECRET} ({', '.join(parts)})"
+
+
+def reach(con: Any) -> str:
+    """Let a DuckDB connection read s3:// URLs with the AWS_* settings: through DuckDB's own
+    httpfs when it loads (RUNLAKE_S3_READER=httpfs insists on it), else through Python's s3fs
+    registered on the connection (RUNLAKE_S3_READER=s3fs chooses it). Returns the route taken;
+    raises RunlakeError with one line when neither works."""
+    import duckdb
+
+    from transforms import db
+    from transforms.errors import RunlakeError
+
+    want = os.environ.get(ROUTE_ENV, "").strip().lower()
+    if want not in ("", "httpfs", "s3fs"):
+        raise RunlakeError(f"{ROUTE_ENV}={want!r}: choose httpfs or s3fs (or leave it unset)")
+    if want != "s3fs" and "s3fs" not in con.list_filesystems():
+        if _load_httpfs(con) is not None:
+            con.execute(_secret_sql(storage_options()))
+            return "httpfs"
+        if want == "httpfs":
+            raise RunlakeError(
+                f"{ROUTE_ENV}=httpfs but DuckDB {duckdb.__version__} cannot load its httpfs "
+                "extension (install the duckdb-extension-httpfs package of the same version, "
+                "or run `INSTALL httpfs` online)")
+    try:
+        db.use_filesystem(con, filesystem())
+    except ImportError as e:
+        raise RunlakeError("DuckDB cannot read s3:// here: its httpfs extension does not load "
+                           f"and s3fs is not installed ({e})") from None
+    if not want:
+        _ROUTE.setdefault(os.getpid(), "s3fs")
+    return "s3fs"

@@ -6,8 +6,9 @@ as they are found by the landing sensor, by `python -m pipelines.materialize` (`
 by the nightly schedule: the UI shows the days that exist, nothing before the first one.
 Materializing partition D ingests the landing files of day D (see `transforms.read.landing`):
 one lake version, its derived tables included. It then runs the checks against the lake as it
-now is and reports per-table metadata for day D. The warehouse asset builds warehouse.duckdb
-(and derives the tables again when the SQL or the lookups changed); the blocking check
+now is (on warehouse.duckdb.staged, the warehouse file of that version built aside) and reports
+per-table metadata for day D. The warehouse asset puts that file in place as
+warehouse.duckdb, or builds it when another commit came between (and derives the tables again when the SQL or the lookups changed); the blocking check
 `lines_accounted_for` keeps it from running when the lake does not account for every line.
 """
 
@@ -221,7 +222,10 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
                                     f"{m} ({n:,})" for m, n in report.unpriced_models.items()))
     else:
         context.log.warning(f"{day}: no landing files under {s.landing} for this day")
-    con = warehouse.live(s.home)
+    # The warehouse file of the new lake version, built aside once: the checks read it, and
+    # the warehouse asset renames it into place (no second build). Live views in memory when
+    # a table changed outside runlake's commits since.
+    con = warehouse.staged(s.home) or warehouse.live(s.home)
     try:
         for name in TABLES:
             yield dg.MaterializeResult(asset_key=name,

@@ -232,6 +232,16 @@ def evolve(lake: "Lake", table: str, dt: Any, parts: list[Path]) -> None:
         dt.alter.add_columns([Field(f.name, f.type, nullable=True) for f in fields])
 
 
+def _holds(dt: Any, weeks: list[str]) -> bool:
+    """The table has a data file in one of the `weeks` partitions."""
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    column = f"partition.{WEEK}"
+    if column not in actions.column_names:
+        return actions.num_rows > 0
+    wanted = set(weeks)
+    return any(w in wanted for w in actions.column(column).to_pylist())
+
+
 def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
                        schema_file: Path) -> int:
     """Rewrite a derived table: every file of the `weeks` partitions (None: the whole table)
@@ -270,10 +280,15 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
 
     def attempt() -> int:
         dt = lake.open(table)
+        if weeks is not None and not adds and not _holds(dt, weeks):
+            # Nothing to remove and nothing to add: no transaction (a log entry and, on
+            # object storage, a round trip per table saved).
+            return int(dt.version())
         dt.create_write_transaction(
             adds, mode="overwrite", schema=schema, partition_by=by,
             partition_filters=None if weeks is None else [(WEEK, "in", weeks)])
-        return int(lake.open(table).version())
+        # Under the commit lock the newest entry of the log is this one.
+        return lake.log_version(table)
 
     # Under the commit lock (Lake.committing), so no other writer overwrites these weeks
     # between this one's read and its commit.

@@ -104,6 +104,11 @@ before it, rewrite the derived tables for what the written tables' commits chang
 what the manifest commit records of it."""
 
 
+_AT_VERSION: dict[tuple[str, int, tuple[Any, ...]], Any] = {}
+"""DeltaTables at a version, shared by the Lakes of a process (Lake._shared)."""
+_AT_VERSION_MAX = 512
+_LOG_ENTRY = re.compile(r"\d{20}\.json")
+
 GLOB_CHARS = "[]?*{}\\"
 """Characters DuckDB gives a meaning to in file names (its globs)."""
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -200,13 +205,57 @@ class Lake:
 
     def open(self, table: str, version: int | None = None) -> Any:
         """The DeltaTable of `table` (at `version`), or None when it was never written. A
-        table at a given version never changes: it is opened once per Lake."""
+        table at a given version never changes: it is opened once per Lake, and once per
+        process while the log entry of that version is the same file (`_shared`)."""
         if version is None:
             return self._open(table, None)
         key = (table, version)
         if key not in self._opened:
-            self._opened[key] = self._open(table, version)
+            self._opened[key] = self._shared(table, version)
         return self._opened[key]
+
+    def _shared(self, table: str, version: int) -> Any:
+        """The DeltaTable of `table` at `version`, from the process's cache (_AT_VERSION) when
+        the log entry of that version is the file it was opened from: the same name, size and
+        modification time (and inode, locally), so a table removed and written again under the
+        same name is opened anew. Without that entry (never written, or cleaned up after a
+        checkpoint) it is opened every time."""
+        name = f"{version:020d}.json"
+        stamp: tuple[Any, ...] | None
+        try:
+            if self.remote:
+                info = self.store.fs.info(self.store._key(table, "_delta_log", name))
+                stamp = (info.get("ETag"), info.get("size"), str(info.get("LastModified")))
+            else:
+                st = os.stat(self.store.path(table, "_delta_log", name))
+                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            stamp = None
+        if stamp is None:
+            return self._open(table, version)
+        key = (self.delta_uri(table), version, stamp)
+        dt = _AT_VERSION.get(key)
+        if dt is None:
+            dt = self._open(table, version)
+            if dt is not None:
+                if len(_AT_VERSION) >= _AT_VERSION_MAX:
+                    _AT_VERSION.pop(next(iter(_AT_VERSION)))
+                _AT_VERSION[key] = dt
+        return dt
+
+    def log_version(self, table: str) -> int:
+        """The newest version of `table` from one listing of its log (-1: no log there):
+        what DeltaTable(...).version() says, without reading the log."""
+        try:
+            if self.remote:
+                names = [str(n).rsplit("/", 1)[-1] for n in self.store.fs.ls(
+                    self.store._key(table, "_delta_log"), detail=False)]
+            else:
+                names = os.listdir(self.store.path(table, "_delta_log"))
+        except (FileNotFoundError, NotADirectoryError):
+            return -1
+        found = [int(n[:-5]) for n in names if _LOG_ENTRY.fullmatch(n)]
+        return max(found, default=-1)
 
     def _open(self, table: str, version: int | None, listed: bool = False) -> Any:
         from deltalake import DeltaTable
@@ -275,9 +324,13 @@ class Lake:
         """The current version of every table (the written tables and the manifest at -1
         when not written yet)."""
         out = {t: -1 for t in (*WRITTEN, MANIFEST)}
-        for t in self.tables():  # listed: their logs are there
-            dt = self._open(t, None, listed=True)
-            out[t] = -1 if dt is None else dt.version()
+        for folder in ("", LINES, DERIVED):
+            for name in self._children(folder):
+                table = f"{folder}/{name}" if folder else name
+                if not name.startswith((".", "_")):
+                    version = self.log_version(table)
+                    if version >= 0:
+                        out[table] = version
         return out
 
     def meta(self, version: int | None = None) -> dict[str, Any]:

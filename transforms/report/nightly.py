@@ -313,7 +313,26 @@ def _p(v: float | None) -> str:
 
 
 def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
-    """The verdict for `latest` against the `baseline_days` days before it."""
+    """The verdict for `latest` against the `baseline_days` days before it. On a warehouse
+    file it is computed once per process for the lake version the file was built for (the
+    Dagster partition run asks for it in its checks and again in its report)."""
+    from transforms.warehouse import built_for
+
+    built = built_for(con)
+    key = None if built is None else (*built, latest, baseline_days)
+    if key is not None and key in _VERDICTS:
+        return _VERDICTS[key]
+    verdict = _read(con, latest, baseline_days)
+    if key is not None:
+        _VERDICTS.clear()  # the newest only
+        _VERDICTS[key] = verdict
+    return verdict
+
+
+_VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+
+
+def _read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
     params = [latest, baseline_days]
     # The window and the baseline days that have runs, in one query.
     window = rows(con, "SELECT w.*, (SELECT list(DISTINCT day ORDER BY day) FROM runs "

@@ -35,12 +35,14 @@ if TYPE_CHECKING:
         is_current,
         live,
         publish,
+        staged,
     )
     from transforms.warehouse.sqlfiles import SQL_DIR, view_docs
 
 __all__ = ["BUILD", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "STORAGE_VERSION",
            "WarehouseError", "at", "build", "connect", "in_memory", "is_current",
-           "live", "newest_log", "path", "publish", "reports", "view_docs"]
+           "live", "newest_log", "path", "publish", "reach", "reports", "staged",
+           "view_docs"]
 
 FILE_NAME = "warehouse.duckdb"
 BUILD = "runlake.build"
@@ -94,7 +96,8 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
     """A read-only connection to the warehouse; many may be open while a writer ingests. It
     writes nothing: when warehouse.duckdb is missing, shows an older lake version, or was
     built in another folder (a moved or copied home), the views are made in memory over the
-    lake as it is now. For an s3:// home the connection reads the lake's files through s3fs.
+    lake as it is now. For an s3:// home the connection reads the lake's files through DuckDB's
+    httpfs, or s3fs when httpfs does not load (transforms.objectstore.reach).
     Opening a current warehouse file imports duckdb and nothing heavier. `temp`: the folder it
     spills into (default DuckDB's, beside the file; a sandboxed connection needs its own,
     db.sandbox)."""
@@ -113,7 +116,13 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
         if con is not None:
             if built_for(con) == (where.name, newest_log(home)):
                 if where.remote:
-                    db.use_filesystem(con, where.lake().fs)
+                    from transforms.objectstore import reach as reach_store
+
+                    try:
+                        reach_store(con)
+                    except BaseException:
+                        con.close()
+                        raise
                 return con
             con.close()
     if newest_log(home) < 0:
@@ -121,6 +130,15 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
     from transforms.warehouse.publishing import in_memory
 
     return in_memory(home, temp=temp)
+
+
+def reach(con: "duckdb.DuckDBPyConnection", lake: Any) -> None:
+    """Let `con` read the files of `lake` (transforms.lake.Lake): nothing to do for a local
+    one; s3:// URLs through transforms.objectstore.reach for one on object storage."""
+    if lake.remote:
+        from transforms.objectstore import reach as reach_store
+
+        reach_store(con)
 
 
 _LAZY = {"GROUP_WEEKS": "derive", "NEIGHBOUR_DAYS": "derive",

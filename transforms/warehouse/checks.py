@@ -1,6 +1,7 @@
 """The pipeline's data checks: each measures one day (or the whole lake) against a limit from
 the settings and says what it measured. Dagster reports them as asset checks; they read a
-`warehouse.live` connection, so they judge the lake before the warehouse is published.
+`warehouse.live` connection (or `warehouse.staged`, the same lake version's warehouse file built
+aside), so they judge the lake before the warehouse is published.
 
 `CHECKS` is the one list of them: each check's name, the lake table it belongs to, whether it
 blocks the warehouse, its description and its measure. The Dagster check specs are made from

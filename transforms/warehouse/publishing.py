@@ -20,7 +20,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake, lake_schema
 from transforms.lake.store import locate
-from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
+from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path, reach
 from transforms.warehouse.derive import (
     PUBLIC,
     derive,
@@ -83,11 +83,11 @@ def is_current(home: Path | str) -> bool:
         con.close()
 
 
-def build(home: Path | str) -> Path:
+def build(home: Path | str, target: Path | None = None) -> Path:
     """Write warehouse.duckdb for the lake's newest version of `home` (made aside, renamed
-    into place); returns its path."""
+    into place), or the file `target` (see `staged`); returns its path."""
     lake = Lake(home)
-    target = path(home)
+    target = path(home) if target is None else target
     target.parent.mkdir(parents=True, exist_ok=True)
     log = newest_log(home)
     snapshot = lake.snapshot()
@@ -126,8 +126,61 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
         if lake.open(MANIFEST) is not None and lake.meta().get("derived_from") != digest(lake):
             commit_derived(lake, retention_hours)
         if build_file and not is_current(home):
-            build(home)
+            if not _adopt(home):
+                build(home)
+    _drop_staged(home)
     return path(home)
+
+
+STAGED_SUFFIX = ".staged"
+
+
+def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to a warehouse file built aside (warehouse.duckdb.staged) for
+    the lake's newest version, when it is what `live` would show (every table's newest
+    version is the one the newest lake version names), else None. What the Dagster
+    partition run checks the night with: `publish` then renames that file into place instead
+    of building the views a second time, if no commit came between."""
+    lake = Lake(home)
+    target = path(home).with_name(FILE_NAME + STAGED_SUFFIX)
+    build(home, target)
+    snapshot = lake.snapshot()
+    now = {**snapshot, **lake.versions()}
+    if {t: v for t, v in now.items() if v >= 0} != {t: v for t, v in snapshot.items()
+                                                     if v >= 0}:
+        return None  # a table changed outside a commit of runlake's: `live` shows it
+    con = db.connect(str(target), read_only=True)
+    if built_for(con) != (locate(home).name, newest_log(home)):
+        con.close()
+        return None
+    reach(con, lake)
+    return con
+
+
+def _adopt(home: Path | str) -> bool:
+    """Rename the staged warehouse file into place when it was built for the lake's newest
+    version from this home (under the commit lock: no commit comes between)."""
+    target = path(home)
+    aside = target.with_name(FILE_NAME + STAGED_SUFFIX)
+    if not aside.exists():
+        return False
+    try:
+        con = db.connect(str(aside), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        fits = built_for(con) == (locate(home).name, newest_log(home))
+    finally:
+        con.close()
+    if fits:
+        os.replace(aside, target)
+    return fits
+
+
+def _drop_staged(home: Path | str) -> None:
+    aside = path(home).with_name(FILE_NAME + STAGED_SUFFIX)
+    aside.unlink(missing_ok=True)
+    Path(str(aside) + ".wal").unlink(missing_ok=True)
 
 
 def commit_derived(lake: Lake, retention_hours: float = DEFAULT_RETENTION_HOURS) -> int:

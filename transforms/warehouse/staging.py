@@ -86,7 +86,11 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[st
                    window: Window | None = None) -> None:
     """The schemas and the staging views of `prepare`. The superseded lines are read as the
     lake version stores them (SUPERSEDED), else computed."""
-    db.use_filesystem(con, lake.store.fs)
+    if lake.remote:
+        from transforms.objectstore import SECRET, reach
+
+        if SECRET not in _secrets(con) and "s3fs" not in con.list_filesystems():
+            reach(con)  # once per connection
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
     for t in TABLES:
@@ -154,3 +158,10 @@ def run_sql(con: duckdb.DuckDBPyConnection, f: Path) -> None:
         con.execute(f.read_text())
     except duckdb.Error as e:
         raise WarehouseError(f"sql/{f.parent.name}/{f.name}: {e}") from e
+
+
+def _secrets(con: duckdb.DuckDBPyConnection) -> set[str]:
+    try:
+        return {r[0] for r in con.execute("SELECT name FROM duckdb_secrets()").fetchall()}
+    except duckdb.Error:
+        return set()
