@@ -119,6 +119,12 @@ def _secret_sql(options: dict[str, str]) -> str:
     return f"CREATE OR REPLACE TEMPORARY SECRET {SECRET} ({', '.join(parts)})"
 
 
+def uses_s3fs(con: Any) -> bool:
+    """s3fs is registered on the connection (`transforms.db.use_filesystem`: by its protocol
+    name; DuckDB's own file systems are listed by class names such as S3FileSystem)."""
+    return "s3" in con.list_filesystems()
+
+
 def reach(con: Any) -> str:
     """Let a DuckDB connection read s3:// URLs with the AWS_* settings: through DuckDB's own
     httpfs when it loads (RUNLAKE_S3_READER=httpfs insists on it), else through Python's s3fs
@@ -132,7 +138,7 @@ def reach(con: Any) -> str:
     want = os.environ.get(ROUTE_ENV, "").strip().lower()
     if want not in ("", "httpfs", "s3fs"):
         raise RunlakeError(f"{ROUTE_ENV}={want!r}: choose httpfs or s3fs (or leave it unset)")
-    if want != "s3fs" and "s3fs" not in con.list_filesystems():
+    if want != "s3fs" and not uses_s3fs(con):
         if _load_httpfs(con) is not None:
             con.execute(_secret_sql(storage_options()))
             return "httpfs"

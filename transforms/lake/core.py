@@ -196,7 +196,7 @@ class Lake:
 
     def exists(self, table: str) -> bool:
         if self.remote:
-            return self.store.exists(table, "_delta_log")
+            return self.store.is_dir(table, "_delta_log")  # one listing, not a HEAD and one
         return (self.root / table / "_delta_log").is_dir()
 
     def is_there(self) -> bool:

@@ -87,9 +87,9 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[st
     """The schemas and the staging views of `prepare`. The superseded lines are read as the
     lake version stores them (SUPERSEDED), else computed."""
     if lake.remote:
-        from transforms.objectstore import SECRET, reach
+        from transforms.objectstore import SECRET, reach, uses_s3fs
 
-        if SECRET not in _secrets(con) and "s3fs" not in con.list_filesystems():
+        if SECRET not in _secrets(con) and not uses_s3fs(con):
             reach(con)  # once per connection
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
