@@ -247,7 +247,7 @@ def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], agains
                                  capture_output=True, text=True, check=True).stdout.strip()
         print(f"{name}: duckdb {version}")
     landings = {mb: nights_landing(mb) for mb in sizes}
-    for name, code, python in codes:  # unmeasured: bytecode compiled, page cache warm
+    for _, code, python in codes:  # unmeasured: bytecode compiled, page cache warm
         home = str(OUT / f"scale-night-home-{uuid.uuid4().hex[:8]}")
         try:
             night(code, python, landings[min(sizes)], home, targets[0][1])

@@ -127,8 +127,9 @@ def uses_s3fs(con: Any) -> bool:
 
 def reach(con: Any) -> str:
     """Let a DuckDB connection read s3:// URLs with the AWS_* settings: through DuckDB's own
-    httpfs when it loads (RUNLAKE_S3_READER=httpfs insists on it), else through Python's s3fs
-    registered on the connection (RUNLAKE_S3_READER=s3fs chooses it). Returns the route taken;
+    httpfs when it loads and the settings name the keys (RUNLAKE_S3_READER=httpfs insists on
+    it), else through Python's s3fs registered on the connection (RUNLAKE_S3_READER=s3fs
+    chooses it). Returns the route taken;
     raises RunlakeError with one line when neither works."""
     import duckdb
 
@@ -138,9 +139,13 @@ def reach(con: Any) -> str:
     want = os.environ.get(ROUTE_ENV, "").strip().lower()
     if want not in ("", "httpfs", "s3fs"):
         raise RunlakeError(f"{ROUTE_ENV}={want!r}: choose httpfs or s3fs (or leave it unset)")
-    if want != "s3fs" and not uses_s3fs(con):
+    options = storage_options()
+    # Without keys in the settings s3fs finds credentials as the AWS SDKs do (profiles,
+    # instance roles); httpfs alone would not.
+    keyed = bool(options.get("AWS_ACCESS_KEY_ID")) or want == "httpfs"
+    if want != "s3fs" and keyed and not uses_s3fs(con):
         if _load_httpfs(con) is not None:
-            con.execute(_secret_sql(storage_options()))
+            con.execute(_secret_sql(options))
             return "httpfs"
         if want == "httpfs":
             raise RunlakeError(

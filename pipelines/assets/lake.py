@@ -6,10 +6,11 @@ as they are found by the landing sensor, by `python -m pipelines.materialize` (`
 by the nightly schedule: the UI shows the days that exist, nothing before the first one.
 Materializing partition D ingests the landing files of day D (see `transforms.read.landing`):
 one lake version, its derived tables included. It then runs the checks against the lake as it
-now is (on warehouse.duckdb.staged, the warehouse file of that version built aside) and reports
-per-table metadata for day D. The warehouse asset puts that file in place as
-warehouse.duckdb, or builds it when another commit came between (and derives the tables again when the SQL or the lookups changed); the blocking check
-`lines_accounted_for` keeps it from running when the lake does not account for every line.
+now is (on warehouse.duckdb.staged, the warehouse file of that version built aside) and
+reports per-table metadata for day D. The warehouse asset puts that file in place as
+warehouse.duckdb, or builds it when another commit came between (and derives the tables
+again when the SQL or the lookups changed); the blocking check `lines_accounted_for` keeps it
+from running when the lake does not account for every line.
 """
 
 import math

@@ -27,6 +27,7 @@ see. Concurrent writers retry a conflicting commit a bounded number of times. Re
 stay on disk until `vacuum` removes them, no sooner than the retention after they were replaced.
 """
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -107,6 +108,9 @@ what the manifest commit records of it."""
 _AT_VERSION: dict[tuple[str, int, tuple[Any, ...]], Any] = {}
 """DeltaTables at a version, shared by the Lakes of a process (Lake._shared)."""
 _AT_VERSION_MAX = 512
+# Dropped before the interpreter tears its modules down: DeltaTables still alive then took
+# ~10 s to go at the exit of a Dagster partition run (measured), against 0.6 s dropped here.
+atexit.register(_AT_VERSION.clear)
 _LOG_ENTRY = re.compile(r"\d{20}\.json")
 
 GLOB_CHARS = "[]?*{}\\"

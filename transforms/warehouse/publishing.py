@@ -125,9 +125,8 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
     with lake.committing():
         if lake.open(MANIFEST) is not None and lake.meta().get("derived_from") != digest(lake):
             commit_derived(lake, retention_hours)
-        if build_file and not is_current(home):
-            if not _adopt(home):
-                build(home)
+        if build_file and not is_current(home) and not _adopt(home):
+            build(home)
     _drop_staged(home)
     return path(home)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import duckdb
 
-from transforms import db
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import RUN_TABLES, TABLES
 from transforms.errors import WarehouseError
