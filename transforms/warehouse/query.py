@@ -43,7 +43,7 @@ def explained(con: duckdb.DuckDBPyConnection, text: str) -> set[str]:
     reading of the text that parses is taken, so the one DuckDB runs is among them."""
     found = duckdb.tokenize(text)
     ends = [offset for offset, _ in found[1:]] + [len(text)]
-    read = [(offset, text[offset:end].strip().upper()) for (offset, kind), end
+    read = [(offset, _word(text[offset:end])) for (offset, kind), end
             in zip(found, ends, strict=True) if kind != duckdb.token_type.comment]
     tokens, words = [t for t, _ in read], [w for _, w in read]
     starts = tokens[1:2]
@@ -66,4 +66,14 @@ def explained(con: duckdb.DuckDBPyConnection, text: str) -> set[str]:
         if len(statements) > 1:
             kinds.add("MULTI")
     return kinds
+
+
+def _word(piece: str) -> str:
+    """A token's text, upper-cased, without a comment after it: DuckDB 1.5's tokenizer gives no
+    comment tokens, so a comment belongs to the text up to the next token's offset."""
+    for mark in ("--", "/*"):
+        cut = piece.find(mark)
+        if cut > 0:
+            piece = piece[:cut]
+    return piece.strip().upper()
 
