@@ -17,12 +17,17 @@ export UV_PYTHON ?= $(shell command -v $(PYTHON))
 # (pyproject's [project] dependencies); `make test`/`lint` add every dependency group (test and
 # lint tools, pyspark). A full sync stands for a runtime one too (a runtime sync would
 # uninstall the groups).
+# Both compile every module's bytecode at install: Python cannot cache it where
+# PYTHONDONTWRITEBYTECODE is set or the install is read-only, and then a Dagster run, a
+# `runlake` command and each test process would compile all it imports (~2 s) on every start.
 $(VENV)/.runtime: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --quiet --no-default-groups
+	$(UV) sync --frozen --quiet --compile-bytecode --no-default-groups
+	$(BIN)/python -m compileall -q transforms pipelines >/dev/null
 	@touch $@
 
 $(VENV)/.full: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --quiet --all-groups
+	$(UV) sync --frozen --quiet --compile-bytecode --all-groups
+	$(BIN)/python -m compileall -q transforms pipelines >/dev/null
 	@touch $@ $(VENV)/.runtime
 
 # The runtime dependencies only: what `make run` and `make dev` install.

@@ -14,7 +14,7 @@ from transforms.lake import MODEL_TABLES
 if TYPE_CHECKING:
     from transforms.lake.store import Store
 
-__all__ = ["STORED", "ModelTables", "install", "load", "store", "stored"]
+__all__ = ["STORED", "ModelTables", "insert", "install", "load", "store", "stored"]
 """`load` and `ModelTables` are handed on: a build with no stored tables installs the shipped
 ones."""
 
@@ -56,10 +56,8 @@ def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
                 "input_usd_per_mtok DOUBLE, cached_input_usd_per_mtok DOUBLE, "
                 "output_usd_per_mtok DOUBLE, read_on DATE, source_url VARCHAR, origin VARCHAR, "
                 "UNIQUE (model, price_from))")
-    if tables.aliases:
-        con.executemany("INSERT INTO model_aliases VALUES (?, ?, ?, ?, ?)",
-                        [[a.kind, a.alias, a.model, a.position, a.origin]
-                         for a in tables.aliases])
+    insert(con, "model_aliases", [[a.kind, a.alias, a.model, a.position, a.origin]
+                                  for a in tables.aliases])
     prices = sorted(tables.prices, key=lambda p: (p.model, p.price_from or ""))
     rows = []
     for p, after in zip(prices, [*prices[1:], None], strict=True):
@@ -67,8 +65,21 @@ def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
         rows.append([p.model, p.price_from, price_to, p.input_usd_per_mtok,
                      p.cached_input_usd_per_mtok, p.output_usd_per_mtok, p.read_on,
                      p.source_url, p.origin])
-    if rows:
-        con.executemany("INSERT INTO model_prices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    insert(con, "model_prices", rows)
+
+
+INSERT_ROWS = 500
+"""Rows a lookup INSERT binds at once."""
+
+
+def insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[object]]) -> None:
+    """Insert `rows` (values bound) into a lookup table, a few hundred rows a statement:
+    executemany runs a statement per row (0.5 s for the model tables, against 0.02 s)."""
+    for start in range(0, len(rows), INSERT_ROWS):
+        chunk = rows[start:start + INSERT_ROWS]
+        marks = "(" + ", ".join(["?"] * len(chunk[0])) + ")"
+        con.execute(f"INSERT INTO {table} VALUES " + ", ".join([marks] * len(chunk)),
+                    [v for row in chunk for v in row])
 
 
 def install_stored(con: duckdb.DuckDBPyConnection, lake: "Store") -> None:

@@ -22,7 +22,7 @@ from transforms.lake import (
     sql_str,
     stored,
 )
-from transforms.warehouse.lookups import install_stored
+from transforms.warehouse.lookups import insert, install_stored
 
 SUPERSEDED = f"{DERIVED}/superseded_lines"
 """The stored lines that lose to a later line with their run_id (SUPERSEDED_LINES), over the
@@ -148,8 +148,7 @@ def install_flag_codes(con: duckdb.DuckDBPyConnection) -> None:
                 "category VARCHAR, entity VARCHAR, description VARCHAR, source VARCHAR)")
     rows = [[s.code, s.severity, s.category, s.entity, s.description, s.source]
             for s in CATALOG.values()]
-    con.execute("INSERT INTO flag_codes VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)),
-                [v for row in rows for v in row])
+    insert(con, "flag_codes", rows)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, f: Path) -> None:
