@@ -767,3 +767,38 @@ def test_many_small_files_are_staged_together(tmp_path: Path) -> None:
         assert con.execute("SELECT count(*) FROM quarantine").fetchall() == [(n // 100,)]
     finally:
         con.close()
+
+
+def test_the_newest_lake_version_is_read_from_the_newest_commits(
+        write_lines: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest's commits that are no lake version (vacuum's) are passed over: the newest
+    version is found past more of them than the first read takes, without reading the whole
+    history, and an older version (--as-of) still answers."""
+    from deltalake import DeltaTable
+
+    a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    ingest([a], home)
+    write_lines([run("r1", "2026-11-20", "v2"), run("r2", "2026-11-20")],
+                name="a.responses.jsonl")
+    ingest([a], home)
+    lake = lake_mod.Lake(home)
+    newest, meta, first, meta_first = lake.snapshot(), lake.meta(), lake.snapshot(1), lake.meta(1)
+    manifest_uri = lake.delta_uri(lake_mod.MANIFEST)
+    for _ in range(lake_mod.core.RECENT_COMMITS + 3):  # commits that change no row
+        dt = DeltaTable(manifest_uri)
+        dt.create_write_transaction([], mode="append", schema=dt.schema())
+    windows: list[int | None] = []
+    history = DeltaTable.history
+
+    def counted(self: DeltaTable, limit: int | None = None) -> list[dict[str, Any]]:
+        windows.append(limit)
+        return history(self, limit)
+
+    monkeypatch.setattr(DeltaTable, "history", counted)
+    lake = lake_mod.Lake(home)
+    assert lake.snapshot() == newest and lake.meta() == meta
+    assert windows and None not in windows, windows
+    assert lake.snapshot(1) == first and lake.meta(1) == meta_first != meta
+    assert lake.snapshot(2) == newest
+    with pytest.raises(lake_mod.InputError, match="no version 99"):
+        lake.snapshot(99)

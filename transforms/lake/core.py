@@ -35,6 +35,7 @@ import os
 import random
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -108,10 +109,35 @@ what the manifest commit records of it."""
 _AT_VERSION: dict[tuple[str, int, tuple[Any, ...]], Any] = {}
 """DeltaTables at a version, shared by the Lakes of a process (Lake._shared)."""
 _AT_VERSION_MAX = 512
+_AT_VERSION_LOCK = threading.Lock()
+PREFETCH_THREADS = 8
+"""Tables opened at once on object storage (Lake.prefetch)."""
 # Dropped before the interpreter tears its modules down: DeltaTables still alive then took
 # ~10 s to go at the exit of a Dagster partition run (measured), against 0.6 s dropped here.
 atexit.register(_AT_VERSION.clear)
 _LOG_ENTRY = re.compile(r"\d{20}\.json")
+
+RECENT_COMMITS = 16
+"""Manifest commits read first for the newest lake version: a lake's history grows by a commit
+a night, and on object storage each commit is a request."""
+
+
+def _lake_commits(manifest: Any, back_to: int | None) -> dict[int, dict[str, Any]]:
+    """The manifest commits runlake made (lake versions; not vacuum's), by version, read from
+    the newest back: far enough to find the newest one (`back_to` None), back to version
+    `back_to`, or all of them (-1)."""
+    newest = int(manifest.version())
+    if back_to is not None and back_to > newest:
+        return {}
+    window = RECENT_COMMITS if back_to is None else (
+        None if back_to < 0 else newest - back_to + 1)
+    while True:
+        commits = manifest.history(window)
+        found = {h["version"]: h for h in commits if lake_meta(h)}
+        if window is None or len(commits) < window or back_to is not None or found:
+            return found
+        window *= 4
+
 
 GLOB_CHARS = "[]?*{}\\"
 """Characters DuckDB gives a meaning to in file names (its globs)."""
@@ -218,6 +244,22 @@ class Lake:
             self._opened[key] = self._shared(table, version)
         return self._opened[key]
 
+    def prefetch(self, versions: dict[str, int]) -> None:
+        """Open the tables at these versions (those below 0 are not there) at once, a few
+        threads at a time, for the reads that follow: on object storage each open is several
+        round trips, which delta-rs waits on without holding the GIL."""
+        todo = [(t, v) for t, v in versions.items() if v >= 0 and (t, v) not in self._opened]
+        if not self.remote or len(todo) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(key: tuple[str, int]) -> None:
+            with contextlib.suppress(Exception):  # the read that needs it says what is wrong
+                self.open(*key)
+
+        with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
+            list(pool.map(one, todo))
+
     def _shared(self, table: str, version: int) -> Any:
         """The DeltaTable of `table` at `version`, from the process's cache (_AT_VERSION) when
         the log entry of that version is the file it was opened from: the same name, size and
@@ -242,9 +284,10 @@ class Lake:
         if dt is None:
             dt = self._open(table, version)
             if dt is not None:
-                if len(_AT_VERSION) >= _AT_VERSION_MAX:
-                    _AT_VERSION.pop(next(iter(_AT_VERSION)))
-                _AT_VERSION[key] = dt
+                with _AT_VERSION_LOCK:  # prefetch opens from threads
+                    while len(_AT_VERSION) >= _AT_VERSION_MAX:
+                        _AT_VERSION.pop(next(iter(_AT_VERSION)))
+                    _AT_VERSION[key] = dt
         return dt
 
     def log_version(self, table: str) -> int:
@@ -342,7 +385,7 @@ class Lake:
         manifest = self.open(MANIFEST)
         if manifest is None:
             return {}
-        found = {h["version"]: lake_meta(h) for h in manifest.history() if lake_meta(h)}
+        found = {v: lake_meta(h) for v, h in _lake_commits(manifest, version).items()}
         if not found:
             return {}
         return found[max(found) if version is None else version] if (
@@ -361,7 +404,8 @@ class Lake:
             return {}
         # The lake's versions are the manifest commits runlake made: the commits vacuum
         # makes to the table (VACUUM START, VACUUM END) change no row and complete no ingest.
-        history = {h["version"]: h for h in manifest.history() if lake_meta(h)}
+        history = _lake_commits(manifest, as_of if isinstance(as_of, int) or as_of is None
+                                else -1)
         if as_of is None:
             if not history:  # created, and its first commit not made
                 return {MANIFEST: manifest.version()}

@@ -61,9 +61,8 @@ def check(lake: Lake) -> list[Damage]:
     """What is damaged in the lake (empty when it holds what its logs claim)."""
     if not lake.is_there():
         return []
-    data = [t for t in WRITTEN if lake.exists(t)]
     if not lake.exists(MANIFEST):
-        if data and lake.store.exists(MANIFEST_MADE):
+        if any(lake.exists(t) for t in WRITTEN) and lake.store.exists(MANIFEST_MADE):
             return [Damage(MANIFEST, "the ingest_files table is missing (lake/ingest_files)")]
         return []  # empty, or a first ingest that died before its manifest commit
     # Also for a lake written before the marker; a lake on a read-only disk is checked anyway.
@@ -76,22 +75,27 @@ def check(lake: Lake) -> list[Damage]:
         return [Damage(MANIFEST, f"the ingest_files table cannot be read: {_short(e)}",
                        unreadable=True)]
     out = []
+    # On object storage: every object's size from one listing of the lake (not one a table),
+    # and the tables opened at once.
+    stored = _remote_sizes(lake) if lake.remote else None
+    lake.prefetch({t: v for t, v in snapshot.items() if t != MANIFEST})
     for t, version in sorted(snapshot.items()):
         if version < 0 or t == MANIFEST:
             continue
         # A derived table holds no input file's rows of its own: it is made again whole.
         derived = t not in WRITTEN
-        if not lake.exists(t):
-            out.append(Damage(t, f"the {t} table is missing (lake/{t})",
-                              set() if derived else None, unreadable=True))
-            continue
         try:
-            actions = pa.table(lake.open(t, version).get_add_actions(flatten=True))
+            dt = lake.open(t, version)  # None: no log there
+            actions = None if dt is None else pa.table(dt.get_add_actions(flatten=True))
         except Exception as e:  # noqa: BLE001
             out.append(Damage(t, f"the {t} table cannot be read at version {version}: "
                               f"{_short(e)}", set() if derived else None, unreadable=True))
             continue
-        damage = _files(lake, t, actions, [] if derived else sorted(known))
+        if actions is None:
+            out.append(Damage(t, f"the {t} table is missing (lake/{t})",
+                              set() if derived else None, unreadable=True))
+            continue
+        damage = _files(lake, t, actions, [] if derived else sorted(known), stored)
         if damage is not None and derived:
             damage.sources, damage.unreadable = set(), True
         if damage is not None:
@@ -99,21 +103,21 @@ def check(lake: Lake) -> list[Damage]:
     return out
 
 
-def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Damage | None:
+def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str],
+           stored: dict[str, int] | None) -> Damage | None:
     """Missing or truncated data files of one table, with the input files they held rows of
-    (by the files' source_file statistics)."""
+    (by the files' source_file statistics); on object storage, the objects' sizes are
+    `stored` (by key)."""
     names = actions.column_names
     n = actions.num_rows
     lo = actions.column("min.source_file").to_pylist() if "min.source_file" in names else [None] * n
     hi = actions.column("max.source_file").to_pylist() if "max.source_file" in names else [None] * n
     bad: list[str] = []
     held: set[str] | None = set()
-    # On object storage: the sizes of one listing of the table (not a request per file).
-    stored = _remote_sizes(lake, table) if lake.remote else {}
     for path, size, a, b in zip(actions.column("path").to_pylist(),
                                 actions.column("size_bytes").to_pylist(), lo, hi, strict=True):
-        if lake.remote:
-            ok = stored.get(unquote(path)) == size
+        if stored is not None:
+            ok = stored.get(lake.store._key(table, *unquote(path).split("/"))) == size
         else:
             try:
                 ok = os.stat(lake.root / table / unquote(path)).st_size == size
@@ -134,15 +138,14 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str]) -> Dam
     return Damage(table, what, held, bad)
 
 
-def _remote_sizes(lake: Lake, table: str) -> dict[str, int]:
-    """Path (relative to the table) -> size of every object under a table on object storage."""
-    prefix = lake.store.url(table)[len("s3://"):].rstrip("/") + "/"
+def _remote_sizes(lake: Lake) -> dict[str, int]:
+    """Key -> size of every object under the lake on object storage (one listing, paged)."""
+    prefix = lake.store._key().rstrip("/") + "/"
     try:
         found = lake.store.fs.find(prefix, detail=True)
     except FileNotFoundError:
         return {}
-    return {name[len(prefix):]: int(info["size"]) for name, info in found.items()
-            if name.startswith(prefix)}
+    return {name: int(info["size"]) for name, info in found.items()}
 
 
 def raise_if_damaged(lake: Lake) -> None:

@@ -131,6 +131,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
     expected = [*(derived(f.stem) for f in _intermediate()), *PUBLIC, SUPERSEDED]
     full = previous.get("derived_from") != key or any(
         before.get(t, -1) < 0 or now.get(t, -1) < 0 for t in expected)
+    lake.prefetch({stored(t): now.get(stored(t), -1) for t in TABLES})
     files = {t: lake.file_days(stored(t), now.get(stored(t), -1)) for t in TABLES}
     columns = {t: lake.columns(stored(t), now.get(stored(t), -1)) for t in TABLES}
     written = {t: v for t, v in now.items() if t != SUPERSEDED}

@@ -92,6 +92,8 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[st
             reach(con)  # once per connection
     for schema in ("staging", "intermediate", "checks"):
         con.execute(f"CREATE SCHEMA {schema}")
+    if window is None:
+        lake.prefetch({stored(t): snapshot.get(stored(t), -1) for t in TABLES})
     for t in TABLES:
         v = snapshot.get(stored(t), -1)
         if window is None or t == "ingest_files":
