@@ -802,3 +802,33 @@ def test_the_newest_lake_version_is_read_from_the_newest_commits(
     assert lake.snapshot(2) == newest
     with pytest.raises(lake_mod.InputError, match="no version 99"):
         lake.snapshot(99)
+
+
+def test_every_lake_table_checkpoints_its_log_every_few_commits(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """Every table (written, derived, the manifest) checkpoints its log every
+    CHECKPOINT_INTERVAL commits, so an open reads a checkpoint and a few commits, not a
+    night's worth of them each; a table made without that setting gets it at the next ingest."""
+    from deltalake import DeltaTable
+
+    from transforms.lake.files import CHECKPOINT_INTERVAL
+
+    a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    ingest([a], home)
+    lake = lake_mod.Lake(home)
+    tables = lake.tables()
+    assert {"runs", lake_mod.MANIFEST} <= set(tables) and any(
+        t.startswith("_derived/") for t in tables), tables
+
+    def interval(t: str) -> str | None:
+        return DeltaTable(lake.delta_uri(t)).metadata().configuration.get(
+            "delta.checkpointInterval")
+
+    assert {t: interval(t) for t in tables} == {t: str(CHECKPOINT_INTERVAL) for t in tables}
+    older = ["runs", lake_mod.MANIFEST, next(t for t in tables if t.startswith("_derived/"))]
+    for t in older:  # as delta-rs makes a table by default: every 100 commits
+        DeltaTable(lake.delta_uri(t)).alter.set_table_properties(
+            {"delta.checkpointInterval": "100"})
+    write_lines([run("r1", "2026-11-20", "v2")], name="a.responses.jsonl")
+    ingest([a], home)
+    assert {t: interval(t) for t in older} == {t: str(CHECKPOINT_INTERVAL) for t in older}

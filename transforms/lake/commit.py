@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from transforms.errors import InputError, RunlakeError
 from transforms.lake import files as lakefiles
 from transforms.lake.files import (
+    LOG_PROPERTIES,
     MANIFEST,
     PARTITION,
     STATS_COLUMNS,
@@ -172,10 +173,7 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
     parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
     # Made by the first commit even with no rows: every lake table is there to be read.
     dt = lake.open(table) or lake._create(table)
-    config = dt.metadata().configuration
-    if any(config.get(k) != v for k, v in TABLE_PROPERTIES.items()):
-        # A table created before the statistics columns were named.
-        dt.alter.set_table_properties(TABLE_PROPERTIES)
+    if keep_properties(dt, TABLE_PROPERTIES):
         dt = lake.open(table)
     evolve(lake, table, dt, parts)
     wanted = set(sources)
@@ -242,6 +240,16 @@ def _holds(dt: Any, weeks: list[str]) -> bool:
     return any(w in wanted for w in actions.column(column).to_pylist())
 
 
+def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
+    """Give a table the properties `wanted` when it lacks them (a table made before runlake
+    set them): True when that made a commit."""
+    config = dt.metadata().configuration
+    if all(config.get(k) == v for k, v in wanted.items()):
+        return False
+    dt.alter.set_table_properties(wanted)
+    return True
+
+
 def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
                        schema_file: Path) -> int:
     """Rewrite a derived table: every file of the `weeks` partitions (None: the whole table)
@@ -261,8 +269,9 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
     if not lake.exists(table):
         stats = [c for c in STATS_COLUMNS if c in columns.names]
         DeltaTable.create(lake.delta_uri(table), schema, partition_by=by, mode="ignore",
-                          configuration={"delta.dataSkippingStatsColumns": ",".join(stats)}
-                          if stats else None, storage_options=lake.store.options or None)
+                          configuration={**LOG_PROPERTIES, **(
+                              {"delta.dataSkippingStatsColumns": ",".join(stats)} if stats
+                              else {})}, storage_options=lake.store.options or None)
     found = sorted(staged.glob(f"{WEEK}=*/*.parquet")) if partitioned else (
         [staged] if staged.exists() else [])
     adds = []
@@ -280,6 +289,8 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
 
     def attempt() -> int:
         dt = lake.open(table)
+        if keep_properties(dt, LOG_PROPERTIES):
+            dt = lake.open(table)
         if weeks is not None and not adds and not _holds(dt, weeks):
             # Nothing to remove and nothing to add: no transaction (a log entry and, on
             # object storage, a round trip per table saved).

@@ -592,13 +592,16 @@ class Lake:
         predicate = in_predicate(sources)
 
         def write_manifest() -> int:
-            if not self.exists(MANIFEST):
+            manifest = self.open(MANIFEST)
+            if manifest is None:
                 self._create(MANIFEST)
+            else:
+                lakecommit.keep_properties(manifest, TABLE_PROPERTIES)
             write_deltalake(self.delta_uri(MANIFEST), data, mode="overwrite", predicate=predicate,
                             schema_mode="merge", storage_options=self.store.options or None,
                             commit_properties=CommitProperties(
                                 custom_metadata={"runlake": json.dumps(meta)}))
-            return int(self.open(MANIFEST).version())
+            return self.log_version(MANIFEST)  # under the commit lock: this commit
 
         result.versions[MANIFEST] = with_retries("ingest_files", write_manifest)
         self.store.touch(MANIFEST_MADE)
