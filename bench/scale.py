@@ -12,8 +12,8 @@ p90) and the peak memory of the whole process tree, beside the plain baseline
 (bench/baseline.py) over the same files, in one process, measured in the same run.
 
 --nights: one night's partition run of each size (MB of response JSONL in one landing day) into
-a home that already holds HISTORY_DAYS days of 1 MB (ingested with `runlake ingest` just
-before, not timed), locally and/or into the bucket, this tree and (--against) the tree of a
+a home that already holds --history days of --history-mb MB (3 of 1 MB unless told; each day
+ingested on its own just before, as nightly runs made them, not timed), locally and/or into the bucket, this tree and (--against) the tree of a
 git REF in its own virtualenv (its uv.lock, so its own DuckDB), interleaved, --repeat times
 each; prints the medians of the run's wall time (a fresh process, as a run launcher starts it),
 of the ingest inside it, of the fixed cost (wall minus ingest) and of each stage.
@@ -179,22 +179,26 @@ def _load() -> str:
 
 
 HISTORY_DAYS = 3
-"""Days of 1 MB a night's home holds before its partition run (--nights)."""
+"""Days a night's home holds before its partition run (--nights; --history sets it)."""
+HISTORY_MB = 1.0
+"""MB of responses of each history day (--history-mb)."""
 HISTORY = """
 import sys
 from pathlib import Path
 from transforms.ingest import ingest
-ingest([Path(p) for p in sys.argv[2:]], sys.argv[1])
+for p in sys.argv[2:]:  # a night at a time, as the nightly runs made them
+    ingest([Path(p)], sys.argv[1])
 """
-NIGHT = FIRST + timedelta(days=HISTORY_DAYS)
+NIGHT = FIRST + timedelta(days=90)
+"""The night measured: the history days are the days before it."""
 
 
 def nights_landing(mb: float) -> Path:
-    """HISTORY_DAYS landing days of 1 MB, then the night of `mb` MB."""
-    landing = OUT / f"scale-night-{mb:g}mb"
+    """HISTORY_DAYS landing days of HISTORY_MB, then the night of `mb` MB."""
+    landing = OUT / f"scale-night-{mb:g}mb-after-{HISTORY_DAYS}x{HISTORY_MB:g}mb"
     for i in range(HISTORY_DAYS):
-        day = FIRST + timedelta(days=i)
-        generate(landing / day.isoformat() / "nightly.responses.jsonl", [day], 1, i)
+        day = NIGHT - timedelta(days=HISTORY_DAYS - i)
+        generate(landing / day.isoformat() / "nightly.responses.jsonl", [day], HISTORY_MB, i)
     generate(landing / NIGHT.isoformat() / "nightly.responses.jsonl", [NIGHT], mb, 99)
     return landing
 
@@ -293,8 +297,15 @@ def main() -> None:
     ap.add_argument("--nights", help="sizes in MB of single nights, e.g. 1,68")
     ap.add_argument("--against", help="a git REF to measure beside this tree (--nights)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--history", type=int, default=HISTORY_DAYS,
+                    help="--nights: days the home holds before the night, one ingest each")
+    ap.add_argument("--history-mb", type=float, default=HISTORY_MB,
+                    help="--nights: MB of each history day")
     args = ap.parse_args()
     import os
+
+    global HISTORY_DAYS, HISTORY_MB
+    HISTORY_DAYS, HISTORY_MB = args.history, args.history_mb
 
     if args.nights:
         base = {k: v for k, v in os.environ.items()
@@ -306,7 +317,8 @@ def main() -> None:
         if "s3" in args.targets.split(","):
             server, aws = start_moto()
             chosen.append(("s3", {**base, **aws, "XDG_CACHE_HOME": str(OUT / "scale-cache")}))
-        print(f"nights of {args.nights} MB after {HISTORY_DAYS} days of 1 MB, load {_load()}")
+        print(f"nights of {args.nights} MB after {HISTORY_DAYS} days of {HISTORY_MB:g} MB "
+              f"(an ingest each), load {_load()}")
         try:
             nights([float(x) for x in args.nights.split(",")], chosen, args.against,
                    args.repeat)
