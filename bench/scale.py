@@ -13,10 +13,11 @@ p90) and the peak memory of the whole process tree, beside the plain baseline
 
 --nights: one night's partition run of each size (MB of response JSONL in one landing day) into
 a home that already holds --history days of --history-mb MB (3 of 1 MB unless told; each day
-ingested on its own just before, as nightly runs made them, not timed), locally and/or into the bucket, this tree and (--against) the tree of a
-git REF in its own virtualenv (its uv.lock, so its own DuckDB), interleaved, --repeat times
-each; prints the medians of the run's wall time (a fresh process, as a run launcher starts it),
-of the ingest inside it, of the fixed cost (wall minus ingest) and of each stage.
+ingested on its own just before, as nightly runs made them, not timed), locally and/or into
+the bucket, this tree and (--against) the tree of a git REF in its own virtualenv (its
+uv.lock, so its own DuckDB), interleaved, --repeat times each; prints the medians of the
+run's wall time (a fresh process, as a run launcher starts it), of the ingest inside it, of
+the fixed cost (wall minus ingest) and of each stage.
 """
 
 import argparse
@@ -288,6 +289,7 @@ def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], agains
 
 
 def main() -> None:
+    global HISTORY_DAYS, HISTORY_MB
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=300)
     ap.add_argument("--days", type=int, default=30)
@@ -304,7 +306,6 @@ def main() -> None:
     args = ap.parse_args()
     import os
 
-    global HISTORY_DAYS, HISTORY_MB
     HISTORY_DAYS, HISTORY_MB = args.history, args.history_mb
 
     if args.nights:
