@@ -161,9 +161,9 @@ CHECKPOINT_INTERVAL = 10
 LOG_PROPERTIES = {"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
 """Delta table properties of every lake table and derived table: a checkpoint every
 CHECKPOINT_INTERVAL commits, so that opening a table reads its newest checkpoint and at most
-that many commits after it. delta-rs checkpoints every 100 commits by default, and a lake
-table gains a commit or two a night: an open read up to 100 log files, one request each on
-object storage (0.58 s against 0.06 s at 89 commits on the S3 emulator)."""
+that many commits after it. delta-rs's default interval is far longer, and a lake table gains
+a commit or two a night: an open read a season's log files, one request each on object storage
+(bench/RESULTS.md, "A partition run's fixed cost, second pass")."""
 TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS), **LOG_PROPERTIES}
 """Delta table properties of every lake table: readers (and `get_add_actions`) use the
 statistics of STATS_COLUMNS, whatever their position in the table (by default only the first
