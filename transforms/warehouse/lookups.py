@@ -3,6 +3,7 @@
 tables of a DuckDB connection, which `canonical_model()` and `price_in_force()` (sql/macros)
 read. Loading and checking the tables is transforms.contracts.models'."""
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,7 +73,8 @@ INSERT_ROWS = 500
 """Rows a lookup INSERT binds at once."""
 
 
-def insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[list[object]]) -> None:
+def insert(con: duckdb.DuckDBPyConnection, table: str,
+           rows: Sequence[Sequence[object]]) -> None:
     """Insert `rows` (values bound) into a lookup table, a few hundred rows a statement:
     executemany runs a statement per row, which cost a partition run more than the rest of
     the lookups together."""
