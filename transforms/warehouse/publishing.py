@@ -134,6 +134,16 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
 STAGED_SUFFIX = ".staged"
 
 
+def _staged_path(home: Path | str) -> Path:
+    """warehouse.duckdb.staged: the warehouse file built aside by `staged`."""
+    return path(home).with_name(FILE_NAME + STAGED_SUFFIX)
+
+
+def _built_now(con: duckdb.DuckDBPyConnection, home: Path | str) -> bool:
+    """The warehouse file open on `con` was built from this home for its newest lake version."""
+    return built_for(con) == (locate(home).name, newest_log(home))
+
+
 def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
     """A read-only connection to a warehouse file built aside (warehouse.duckdb.staged) for
     the lake's newest version, when it is what `live` would show (every table's newest
@@ -141,7 +151,7 @@ def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
     partition run checks the night with: `publish` then renames that file into place instead
     of building the views a second time, if no commit came between."""
     lake = Lake(home)
-    target = path(home).with_name(FILE_NAME + STAGED_SUFFIX)
+    target = _staged_path(home)
     build(home, target)
     snapshot = lake.snapshot()
     now = {**snapshot, **lake.versions()}
@@ -149,7 +159,7 @@ def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
                                                      if v >= 0}:
         return None  # a table changed outside a commit of runlake's: `live` shows it
     con = db.connect(str(target), read_only=True)
-    if built_for(con) != (locate(home).name, newest_log(home)):
+    if not _built_now(con, home):
         con.close()
         return None
     reach(con, lake)
@@ -159,8 +169,7 @@ def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
 def _adopt(home: Path | str) -> bool:
     """Rename the staged warehouse file into place when it was built for the lake's newest
     version from this home (under the commit lock: no commit comes between)."""
-    target = path(home)
-    aside = target.with_name(FILE_NAME + STAGED_SUFFIX)
+    aside = _staged_path(home)
     if not aside.exists():
         return False
     try:
@@ -168,16 +177,16 @@ def _adopt(home: Path | str) -> bool:
     except duckdb.Error:
         return False
     try:
-        fits = built_for(con) == (locate(home).name, newest_log(home))
+        fits = _built_now(con, home)
     finally:
         con.close()
     if fits:
-        os.replace(aside, target)
+        os.replace(aside, path(home))
     return fits
 
 
 def _drop_staged(home: Path | str) -> None:
-    aside = path(home).with_name(FILE_NAME + STAGED_SUFFIX)
+    aside = _staged_path(home)
     aside.unlink(missing_ok=True)
     Path(str(aside) + ".wal").unlink(missing_ok=True)
 
