@@ -13,11 +13,12 @@ p90) and the peak memory of the whole process tree, beside the plain baseline
 
 --nights: one night's partition run of each size (MB of response JSONL in one landing day) into
 a home that already holds --history days of --history-mb MB (3 of 1 MB unless told; each day
-ingested on its own just before, as nightly runs made them, not timed), locally and/or into
-the bucket, this tree and (--against) the tree of a git REF in its own virtualenv (its
-uv.lock, so its own DuckDB), interleaved, --repeat times each; prints the medians of the
-run's wall time (a fresh process, as a run launcher starts it), of the ingest inside it, of
-the fixed cost (wall minus ingest) and of each stage.
+ingested on its own, as nightly runs made them, once per tree, and copied for every measured
+night; not timed), locally and/or into the bucket, this tree and (--against) the tree of a git
+REF in its own virtualenv (its uv.lock, so its own DuckDB), interleaved, --repeat times each;
+prints the medians of the run's wall time (a fresh process, as a run launcher starts it), of
+the ingest inside it, of the fixed cost (wall minus ingest), of each stage and, into the
+bucket, of the requests the emulator served (its log: bench/out/scale-moto-requests.log).
 """
 
 import argparse
@@ -97,7 +98,10 @@ for f in sys.argv[2:]:
 MOTO = """
 import logging, sys
 from moto.server import ThreadedMotoServer
-logging.getLogger("werkzeug").setLevel(logging.ERROR)
+if len(sys.argv) > 1:  # a line per request into that file
+    logging.basicConfig(filename=sys.argv[1], level=logging.INFO, format="%(message)s")
+else:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 print(server.get_host_and_port()[1], flush=True)
@@ -160,9 +164,18 @@ def run_month(landing: Path, home: str, parallel: int, env: dict[str, str]
     return wall, each, peak.stop()
 
 
-def start_moto() -> tuple[subprocess.Popen[str], dict[str, str]]:
-    proc = subprocess.Popen([sys.executable, "-c", MOTO], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+REQUESTS = OUT / "scale-moto-requests.log"
+"""The emulator's request log of --nights (a line per request)."""
+
+
+def start_moto(log: Path | None = None) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """A moto S3 server on 127.0.0.1 with the bucket `bench`, logging its requests into
+    `log` when given; its AWS_* settings."""
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", MOTO, *([str(log)] if log else [])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     url = f"http://127.0.0.1:{int(proc.stdout.readline())}"
     env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "bench",
@@ -217,28 +230,100 @@ def tree_python(ref: str) -> tuple[Path, str]:
     return code, str(python)
 
 
-def night(code: Path, python: str, landing: Path, home: str, env: dict[str, str]
-          ) -> tuple[float, float, dict[str, float]]:
-    """(wall s, peak MB, stage seconds) of the night's partition run, after the history."""
-    env = {**env, "PYTHONPATH": str(code)}
+def history_home(code: Path, python: str, landing: Path, target: str,
+                 env: dict[str, str]) -> str:
+    """A new home holding the history days of `landing`, each ingested on its own by the tree
+    `code` (as its nightly runs would have made them; not timed)."""
+    home = (f"s3://bench/history-{uuid.uuid4().hex[:8]}" if target == "s3"
+            else str(OUT / f"scale-history-{uuid.uuid4().hex[:8]}"))
     history = sorted(str(f) for f in landing.rglob("*.jsonl") if NIGHT.isoformat() not in str(f))
-    subprocess.run([python, "-c", HISTORY, home, *history], cwd=code, env=env, check=True,
+    subprocess.run([python, "-c", HISTORY, home, *history], cwd=code,
+                   env={**env, "PYTHONPATH": str(code)}, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return home
+
+
+CACHE_FOLDERS = """
+import sys
+from transforms.objectstore import cache_folder
+for url in sys.argv[1:]:
+    print(cache_folder(url))
+"""
+
+
+def clone_home(code: Path, python: str, home: str, env: dict[str, str]) -> str:
+    """A copy of `home` to run one night in: its folder, or every object under its prefix
+    in the bucket (copied inside the emulator) and its local cache folder as the tree `code`
+    names it."""
+    if not home.startswith("s3://"):
+        copy = str(OUT / f"scale-night-home-{uuid.uuid4().hex[:8]}")
+        shutil.copytree(home, copy)
+        return copy
+    import boto3
+
+    bucket, prefix = home[len("s3://"):].split("/", 1)
+    copy = f"s3://{bucket}/night-{uuid.uuid4().hex[:8]}"
+    new = copy.split("/", 3)[3]
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
+        for o in page.get("Contents", []):
+            s3.copy_object(Bucket=bucket, Key=new + o["Key"][len(prefix):],
+                           CopySource={"Bucket": bucket, "Key": o["Key"]})
+    folders = subprocess.run([python, "-c", CACHE_FOLDERS, home, copy], cwd=code,
+                             env={**env, "PYTHONPATH": str(code)}, capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    if Path(folders[0]).is_dir():
+        shutil.copytree(folders[0], folders[1])
+    return copy
+
+
+def remove_home(home: str) -> None:
+    if not home.startswith("s3://"):
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _requests() -> int:
+    """Requests the emulator has logged so far."""
+    if not REQUESTS.exists():
+        return 0
+    with REQUESTS.open("rb") as f:
+        return sum(1 for line in f if b"HTTP/1.1" in line)
+
+
+def night(code: Path, python: str, landing: Path, base: str, env: dict[str, str]
+          ) -> tuple[float, float, dict[str, float]]:
+    """(wall s, peak MB, stage seconds) of the night's partition run in a copy of the home
+    `base` (its history); on the emulator also its `requests`."""
+    home = clone_home(code, python, base, env)
+    env = {**env, "PYTHONPATH": str(code)}
     pids: set[int] = set()
     peak = Peak(pids)
+    counted = home.startswith("s3://") and REQUESTS.exists()
+    if counted:
+        time.sleep(0.5)  # the copy's last requests logged
+    before = _requests() if counted else 0
     start = time.perf_counter()
-    proc = subprocess.Popen([python, "-c", PARTITION, NIGHT.isoformat(), home, str(landing),
-                             "stages"], cwd=code, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    pids.add(proc.pid)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
-    mb = peak.stop()
+    try:
+        proc = subprocess.Popen([python, "-c", PARTITION, NIGHT.isoformat(), home, str(landing),
+                                 "stages"], cwd=code, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        pids.add(proc.pid)
+        out, err = proc.communicate()
+        wall = time.perf_counter() - start
+        mb = peak.stop()
+    finally:
+        remove_home(home)
     if proc.returncode != 0:
         raise SystemExit(f"the night in {code} failed:\n{err.decode()[-3000:]}")
     import json
 
-    return wall, mb, json.loads(out.decode().strip().splitlines()[-1])
+    stages = json.loads(out.decode().strip().splitlines()[-1])
+    if counted:
+        time.sleep(0.5)
+        stages["requests"] = _requests() - before
+    return wall, mb, stages
 
 
 def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], against: str | None,
@@ -252,27 +337,24 @@ def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], agains
                                  capture_output=True, text=True, check=True).stdout.strip()
         print(f"{name}: duckdb {version}")
     landings = {mb: nights_landing(mb) for mb in sizes}
-    for _, code, python in codes:  # unmeasured: bytecode compiled, page cache warm
-        home = str(OUT / f"scale-night-home-{uuid.uuid4().hex[:8]}")
-        try:
-            night(code, python, landings[min(sizes)], home, targets[0][1])
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
+    # Each tree's history once per night size and target (each tree writes its own lake);
+    # every measured night runs in a copy of it.
+    bases = {(mb, target, name): history_home(code, python, landings[mb], target, env)
+             for mb in sizes for target, env in targets for name, code, python in codes}
+    for name, code, python in codes:  # unmeasured: bytecode compiled, page cache warm
+        target, env = targets[0]
+        night(code, python, landings[min(sizes)], bases[(min(sizes), target, name)], env)
     got: dict[tuple[float, str, str], list[tuple[float, float, dict[str, float]]]] = {}
     for rep in range(repeat):
         for mb in sizes:
             for target, env in targets:
                 for name, code, python in (codes if rep % 2 == 0 else codes[::-1]):
-                    home = (f"s3://bench/night-{uuid.uuid4().hex[:8]}" if target == "s3"
-                            else str(OUT / f"scale-night-home-{uuid.uuid4().hex[:8]}"))
-                    try:
-                        r = night(code, python, landings[mb], home, env)
-                    finally:
-                        if target == "local":
-                            shutil.rmtree(home, ignore_errors=True)
+                    r = night(code, python, landings[mb], bases[(mb, target, name)], env)
                     got.setdefault((mb, target, name), []).append(r)
+                    asked = (f", {r[2]['requests']:,.0f} requests" if "requests" in r[2]
+                             else "")
                     print(f"  run {rep + 1}: {mb:g} MB {target} {name}: {r[0]:.2f} s "
-                          f"(ingest {r[2].get('ingest', 0):.2f} s), load {_load()}",
+                          f"(ingest {r[2].get('ingest', 0):.2f} s{asked}), load {_load()}",
                           flush=True)
     med = statistics.median
     print("\nsize target tree: wall | ingest | wall - ingest | peak MB  (medians of "
@@ -284,7 +366,10 @@ def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], agains
         rest = med(r[0] - r[2].get("ingest", 0.0) for r in rs)
         print(f"{mb:g} MB {target} {name}: {med(r[0] for r in rs):.2f} s | "
               f"{stages.get('ingest', 0):.2f} s | {rest:.2f} s | {med(r[1] for r in rs):,.0f}; "
-              + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
+              + ", ".join(f"{k} {v:.0f}" if k == "requests" else f"{k} {v:.2f}"
+                          for k, v in stages.items()))
+    for home in bases.values():
+        remove_home(home)
     print(f"load {_load()}")
 
 
@@ -316,7 +401,7 @@ def main() -> None:
         if "local" in args.targets.split(","):
             chosen.append(("local", base))
         if "s3" in args.targets.split(","):
-            server, aws = start_moto()
+            server, aws = start_moto(REQUESTS)
             chosen.append(("s3", {**base, **aws, "XDG_CACHE_HOME": str(OUT / "scale-cache")}))
         print(f"nights of {args.nights} MB after {HISTORY_DAYS} days of {HISTORY_MB:g} MB "
               f"(an ingest each), load {_load()}")

@@ -130,7 +130,9 @@ def reach(con: Any) -> str:
     httpfs when it loads and the settings name the keys (RUNLAKE_S3_READER=httpfs insists on
     it), else through Python's s3fs registered on the connection (RUNLAKE_S3_READER=s3fs
     chooses it). Returns the route taken;
-    raises RunlakeError with one line when neither works."""
+    raises RunlakeError with one line when neither works. Only for URLs of files that are
+    never rewritten under the same name while the connection is open: through httpfs the
+    connection keeps each file's size for its life."""
     import duckdb
 
     from transforms import db
@@ -146,6 +148,11 @@ def reach(con: Any) -> str:
     if want != "s3fs" and keyed and not uses_s3fs(con):
         if _load_httpfs(con) is not None:
             con.execute(_secret_sql(options))
+            # The size and date of each s3:// file once per connection, not once per query
+            # of each view over it (a HEAD each): the lake's data files never change under
+            # their names, and what is rewritten in place (the tool registry) is read whole
+            # by Python instead (transforms.warehouse.staging.read_registry).
+            con.execute("SET enable_http_metadata_cache = true")
             return "httpfs"
         if want == "httpfs":
             raise RunlakeError(

@@ -71,7 +71,7 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
     done: dict[str, int] = {}
     touched = sorted(set(months))
     for t in WRITTEN:
-        dt = lake.open(t)
+        dt = lake.newest(t)
         if dt is None:
             continue
         actions = pa.table(dt.get_add_actions(flatten=True))
@@ -85,8 +85,8 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
                         partition_filters=[(PARTITION, "=", m)])
                 with_retries(t, compact)
                 done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
-    manifest = lake.open(MANIFEST)
-    if manifest is not None and manifest.version() % VACUUM_EVERY == 0:
+    version = lake.log_version(MANIFEST)
+    if version >= 0 and version % VACUUM_EVERY == 0:
         done["vacuumed_files"] = vacuum(lake, retention_hours)
     return done
 
@@ -188,15 +188,18 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
         added_rows += meta.num_rows
         adds.append((rel, month, meta, size))
 
+    opened = [dt]
+
     def attempt() -> tuple[int, int]:
-        current = lake.open(table)
+        # The table opened above, else (a retry) the newest version opened again.
+        current = opened.pop() if opened else lake.open(table)
         whole, mixed, n_whole = holding(current, wanted)
         removed = 0
         if mixed:
-            # Files that mix inputs (compacted): rewrite them without those inputs' rows.
+            # Files that mix inputs (compacted): rewrite them without those inputs' rows
+            # (the delete moves `current` to the version it made).
             metrics = current.delete(in_predicate(sorted(wanted)))
             removed += int(metrics.get("num_deleted_rows") or 0)
-            current = lake.open(table)
             whole, _, n_whole = holding(current, wanted)
         now = int(time.time() * 1000)
         actions: list[Any] = [
@@ -208,7 +211,11 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
             current.create_write_transaction(
                 actions, mode="append", schema=lake_schema(table),
                 partition_by=[PARTITION])
-        return int(lake.open(table).version()), removed + n_whole
+            # Under the commit lock the newest log entry is this commit: read that one
+            # entry rather than open the table again.
+            current.update_incremental()
+        lake.adopt(table, current)
+        return int(current.version()), removed + n_whole
 
     version, removed = with_retries(table, attempt)
     return version, added_rows, removed
@@ -250,6 +257,18 @@ def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
     return True
 
 
+def with_properties(lake: "Lake", table: str, dt: Any, wanted: dict[str, str]) -> Any:
+    """`dt` (the newest version of `table`, perhaps shared: Lake.newest) when it has the
+    properties `wanted`, else the table given them by a commit of this writer's own (a
+    table made before runlake set them)."""
+    config = dt.metadata().configuration
+    if all(config.get(k) == v for k, v in wanted.items()):
+        return dt
+    own = lake.open(table)
+    keep_properties(own, wanted)
+    return lake.open(table)
+
+
 def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
                        schema_file: Path) -> int:
     """Rewrite a derived table: every file of the `weeks` partitions (None: the whole table)
@@ -288,9 +307,8 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
                               lakefiles.file_stats(meta)))
 
     def attempt() -> int:
-        dt = lake.open(table)
-        if keep_properties(dt, LOG_PROPERTIES):
-            dt = lake.open(table)
+        # The transaction leaves the DeltaTable it is made on as it was: a shared one will do.
+        dt = with_properties(lake, table, lake.newest(table), LOG_PROPERTIES)
         if weeks is not None and not adds and not _holds(dt, weeks):
             # Nothing to remove and nothing to add: no transaction (a log entry and, on
             # object storage, a round trip per table saved).

@@ -117,6 +117,12 @@ PREFETCH_THREADS = 8
 atexit.register(_AT_VERSION.clear)
 _LOG_ENTRY = re.compile(r"\d{20}\.json")
 
+
+def _remote_stamp(info: dict[str, Any]) -> tuple[Any, ...]:
+    """An object's ETag and size, as a listing and a HEAD both give them (not its date: a
+    listing gives milliseconds, a HEAD whole seconds)."""
+    return (str(info.get("ETag") or info.get("etag") or "").strip('"'), info.get("size"))
+
 RECENT_COMMITS = 16
 """Manifest commits read first for the newest lake version: a lake's history grows by a commit
 a night, and on object storage each commit is a request."""
@@ -260,23 +266,54 @@ class Lake:
         with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
             list(pool.map(one, todo))
 
-    def _shared(self, table: str, version: int) -> Any:
-        """The DeltaTable of `table` at `version`, from the process's cache (_AT_VERSION) when
-        the log entry of that version is the file it was opened from: the same name, size and
-        modification time (and inode, locally), so a table removed and written again under the
-        same name is opened anew. Without that entry (never written, or cleaned up after a
-        checkpoint) it is opened every time."""
+    def newest(self, table: str) -> Any:
+        """The DeltaTable of `table` at its newest version, or None when it was never
+        written: one listing of its log, and the table opened only the first time this
+        process asks for that version. It is shared (`_shared`): read it, never change it;
+        a writer opens its own (`open(table)`)."""
+        version, stamp = self._newest_entry(table)
+        if version < 0:
+            return None
+        key = (table, version)
+        if key not in self._opened:
+            self._opened[key] = self._shared(table, version, stamp)
+        return self._opened[key]
+
+    def adopt(self, table: str, dt: Any) -> None:
+        """Share a DeltaTable this process opened to write and will change no more, at the
+        version it holds now, with the readers that come after (`newest`, `open(table, v)`):
+        the version a commit made is then not opened again."""
+        version = int(dt.version())
+        stamp = self._stamp(table, version)
+        if stamp is None:
+            return
+        key = (self.delta_uri(table), version, stamp)
+        with _AT_VERSION_LOCK:
+            _AT_VERSION.setdefault(key, dt)
+        self._opened.setdefault((table, version), _AT_VERSION[key])
+
+    def _stamp(self, table: str, version: int) -> tuple[Any, ...] | None:
+        """What tells the log entry of `version` from another file of the same name: its
+        size and ETag on object storage, its inode, size and modification time locally (None
+        when it is not there)."""
         name = f"{version:020d}.json"
-        stamp: tuple[Any, ...] | None
         try:
             if self.remote:
-                info = self.store.fs.info(self.store._key(table, "_delta_log", name))
-                stamp = (info.get("ETag"), info.get("size"), str(info.get("LastModified")))
-            else:
-                st = os.stat(self.store.path(table, "_delta_log", name))
-                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+                return _remote_stamp(self.store.fs.info(self.store._key(table, "_delta_log",
+                                                                         name)))
+            st = os.stat(self.store.path(table, "_delta_log", name))
         except (FileNotFoundError, NotADirectoryError):
-            stamp = None
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _shared(self, table: str, version: int, stamp: tuple[Any, ...] | None = None) -> Any:
+        """The DeltaTable of `table` at `version`, from the process's cache (_AT_VERSION) when
+        the log entry of that version is the file it was opened from (`_stamp`; `stamp`
+        when the caller has it), so a table removed and written again under the same name is
+        opened anew. Without that entry (never written, or cleaned up after a checkpoint) it
+        is opened every time."""
+        if stamp is None:
+            stamp = self._stamp(table, version)
         if stamp is None:
             return self._open(table, version)
         key = (self.delta_uri(table), version, stamp)
@@ -293,16 +330,27 @@ class Lake:
     def log_version(self, table: str) -> int:
         """The newest version of `table` from one listing of its log (-1: no log there):
         what DeltaTable(...).version() says, without reading the log."""
+        return self._newest_entry(table)[0]
+
+    def _newest_entry(self, table: str) -> tuple[int, tuple[Any, ...] | None]:
+        """The newest version in the log of `table` (-1: no log there) and the `_stamp` of its
+        entry, from one listing."""
         try:
             if self.remote:
-                names = [str(n).rsplit("/", 1)[-1] for n in self.store.fs.ls(
-                    self.store._key(table, "_delta_log"), detail=False)]
+                listed = {str(f["name"]).rsplit("/", 1)[-1]: f for f in self.store.fs.ls(
+                    self.store._key(table, "_delta_log"), detail=True)}
             else:
-                names = os.listdir(self.store.path(table, "_delta_log"))
+                listed = dict.fromkeys(os.listdir(self.store.path(table, "_delta_log")))
         except (FileNotFoundError, NotADirectoryError):
-            return -1
-        found = [int(n[:-5]) for n in names if _LOG_ENTRY.fullmatch(n)]
-        return max(found, default=-1)
+            return -1, None
+        found = [n for n in listed if _LOG_ENTRY.fullmatch(n)]
+        if not found:
+            return -1, None
+        name = max(found)
+        version = int(name[:-5])
+        if self.remote:
+            return version, _remote_stamp(listed[name])
+        return version, self._stamp(table, version)
 
     def _open(self, table: str, version: int | None, listed: bool = False) -> Any:
         from deltalake import DeltaTable
@@ -382,7 +430,7 @@ class Lake:
 
     def meta(self, version: int | None = None) -> dict[str, Any]:
         """What the manifest commit of a lake version (default: the newest) recorded."""
-        manifest = self.open(MANIFEST)
+        manifest = self.newest(MANIFEST)
         if manifest is None:
             return {}
         found = {v: lake_meta(h) for v, h in _lake_commits(manifest, version).items()}
@@ -397,7 +445,7 @@ class Lake:
         timestamp), with the versions of the tables that manifest commit completed (by their
         names in this layout: a version written before it names the tables as read by their
         own names)."""
-        manifest = self.open(MANIFEST)
+        manifest = self.newest(MANIFEST)
         if manifest is None:
             if as_of is not None:
                 raise InputError("the lake has no history yet: run `runlake ingest PATH`")
@@ -444,7 +492,7 @@ class Lake:
         """The data files of `table` at `version` (default: current)."""
         if version is not None and version < 0:
             return []
-        dt = self.open(table, version)
+        dt = self.newest(table) if version is None else self.open(table, version)
         if dt is None:
             return []
         try:
@@ -476,7 +524,7 @@ class Lake:
         was not yet in that lake version, though another writer may have created it since)."""
         if version is not None and version < 0:
             return set()
-        dt = self.open(table, version)
+        dt = self.newest(table) if version is None else self.open(table, version)
         if dt is None:
             return set()
         return {f.name for f in pa.schema(dt.schema().to_arrow())}
@@ -484,7 +532,7 @@ class Lake:
     # -- reading ----------------------------------------------------------------------------
     def known_files(self) -> dict[str, KnownFile]:
         """source_file -> what the manifest says of it, for every file in the manifest."""
-        dt = self.open(MANIFEST)
+        dt = self.newest(MANIFEST)
         if dt is None:
             return {}
         cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind", "error"]
@@ -592,11 +640,11 @@ class Lake:
         predicate = in_predicate(sources)
 
         def write_manifest() -> int:
-            manifest = self.open(MANIFEST)
+            manifest = self.newest(MANIFEST)
             if manifest is None:
                 self._create(MANIFEST)
             else:
-                lakecommit.keep_properties(manifest, TABLE_PROPERTIES)
+                lakecommit.with_properties(self, MANIFEST, manifest, TABLE_PROPERTIES)
             write_deltalake(self.delta_uri(MANIFEST), data, mode="overwrite", predicate=predicate,
                             schema_mode="merge", storage_options=self.store.options or None,
                             commit_properties=CommitProperties(

@@ -228,7 +228,7 @@ def _all_sources(lake: Lake) -> set[str]:
     out: set[str] = set()
     for t in (*WRITTEN, MANIFEST):
         try:
-            dt = lake.open(t)
+            dt = lake.newest(t)
             if dt is not None:
                 out |= set(dt.to_pyarrow_table(columns=["source_file"])
                            .column("source_file").to_pylist())

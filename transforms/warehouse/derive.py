@@ -427,8 +427,7 @@ def _public_flags(con: duckdb.DuckDBPyConnection, lake: Lake, scratch: Path,
 
 
 def _version(lake: Lake, table: str) -> int:
-    dt = lake.open(table)
-    return -1 if dt is None else int(dt.version())
+    return lake.log_version(table)
 
 
 def column_types(lake: Lake, table: str, version: int) -> list[tuple[str, str]]:

@@ -17,13 +17,13 @@ import pyarrow as pa
 
 from transforms import db
 from transforms.contracts.schemas import RUN_TABLES, TABLES
-from transforms.lake.core import REGISTRY_SCHEMA
 from transforms.lake.files import duckdb_type, empty_select
 from transforms.warehouse.lookups import ModelTables, install, load
 from transforms.warehouse.sqlfiles import sql_files
 from transforms.warehouse.staging import (
     SUPERSEDED_LINES,
     install_flag_codes,
+    install_registry,
     run_sql,
     staging_views,
 )
@@ -52,7 +52,7 @@ def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
                     "SELECT * FROM staging.superseded_lines__computed")
         for name, sql in staging_views(with_superseded=False):
             con.execute(f"CREATE VIEW staging.{name} AS {sql}")
-        _registry(con, registry)
+        install_registry(con, registry)
         install_flag_codes(con)
         install(con, model_tables or load())
         for f in sql_files():
@@ -81,18 +81,3 @@ def _rows_sql(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table | None)
         else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
         for c in TABLES[table].columns)
     return f"SELECT {cols} FROM {source}"
-
-
-def _registry(con: duckdb.DuckDBPyConnection, registry: pa.Table | None) -> None:
-    if registry is None or registry.num_rows == 0:
-        source = "SELECT " + ", ".join(
-            f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
-        ) + " WHERE false"
-    else:
-        con.register("_memory_registry", registry.select(REGISTRY_SCHEMA.names)
-                     .cast(REGISTRY_SCHEMA))
-        source = "SELECT * FROM _memory_registry"
-    con.execute(f"CREATE TABLE staging.tool_registry__rows AS {source}")
-    con.unregister("_memory_registry")
-    con.execute("CREATE VIEW staging.stg_tool_registry AS "
-                "SELECT * FROM staging.tool_registry__rows")

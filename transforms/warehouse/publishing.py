@@ -123,7 +123,7 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
     lake = Lake(home)
     migrate.upgrade(lake)
     with lake.committing():
-        if lake.open(MANIFEST) is not None and lake.meta().get("derived_from") != digest(lake):
+        if lake.log_version(MANIFEST) >= 0 and lake.meta().get("derived_from") != digest(lake):
             commit_derived(lake, retention_hours)
         if build_file and not is_current(home) and not _adopt(home):
             build(home)

@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import RUN_TABLES, TABLES
@@ -117,17 +119,38 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[st
     for name, sql in staging_views(with_superseded=kept < 0):
         con.execute(f"CREATE VIEW staging.{name} AS {sql}")
     # The tool registry the last ingest checked calls against (empty without one).
+    install_registry(con, read_registry(lake))
+
+
+def read_registry(lake: Lake) -> pa.Table | None:
+    """The rows of lake/_registry/tools.parquet (None without one). Read whole here, not by a
+    view over the file: it is rewritten under one name, and DuckDB keeps what it learnt of an
+    s3:// file (its size, its blocks) for the connection's life (objectstore.reach)."""
     store = lake.store
-    if store.exists(REGISTRY, "tools.parquet"):
-        registry = store.url(REGISTRY, "tools.parquet") if store.remote \
-            else str(store.path(REGISTRY, "tools.parquet").resolve())
-        source = ("SELECT * FROM read_parquet("
-                  f"{sql_str(registry)}, hive_partitioning = false)")
-    else:
+    try:
+        data = store.read_bytes(REGISTRY, "tools.parquet")
+    except FileNotFoundError:
+        return None
+    return pq.read_table(pa.BufferReader(data))
+
+
+def install_registry(con: duckdb.DuckDBPyConnection, registry: pa.Table | None) -> None:
+    """The staging view of the tool registry over a table of its rows (REGISTRY_SCHEMA; empty
+    when `registry` is None)."""
+    if registry is None or registry.num_rows == 0:
         source = "SELECT " + ", ".join(
             f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" for f in REGISTRY_SCHEMA
         ) + " WHERE false"
-    con.execute(f"CREATE VIEW staging.stg_tool_registry AS {source}")
+    else:
+        con.register("_registry_rows", registry.select(REGISTRY_SCHEMA.names)
+                     .cast(REGISTRY_SCHEMA))
+        source = "SELECT * FROM _registry_rows"
+    try:
+        con.execute(f"CREATE TABLE staging.tool_registry__rows AS {source}")
+    finally:
+        con.unregister("_registry_rows")
+    con.execute("CREATE VIEW staging.stg_tool_registry AS "
+                "SELECT * FROM staging.tool_registry__rows")
 
 
 def _empty_superseded() -> str:
