@@ -804,6 +804,62 @@ def test_the_newest_lake_version_is_read_from_the_newest_commits(
         lake.snapshot(99)
 
 
+def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again(
+        write_lines: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers of a table's newest version share one DeltaTable per version in a process
+    (one listing of the log each time, no second open); the table a commit wrote is handed
+    on to them without being opened again, and holds what a fresh open reads; a new commit,
+    or a table removed and written again under the same name, is seen at once."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    monkeypatch.setattr(lake_mod.core, "_AT_VERSION", {})
+    opened: list[tuple[str, int | None]] = []
+    init = DeltaTable.__init__
+
+    def counted(self: DeltaTable, table_uri: Any, version: int | None = None,
+                **kw: Any) -> None:
+        opened.append((str(table_uri), version))
+        init(self, table_uri, version=version, **kw)
+
+    monkeypatch.setattr(DeltaTable, "__init__", counted)
+    a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
+    ingest([a], home)
+    lake = lake_mod.Lake(home)
+    runs = lake_mod.stored("runs")
+    version = lake.log_version(runs)
+    # The ingest's commit of the runs rows, not opened again (by this Lake or another).
+    opened.clear()
+    dt = lake_mod.Lake(home).newest(runs)
+    assert lake.newest(runs) is dt and lake.open(runs, version) is dt
+    assert opened == [] and dt.version() == version
+    fresh = DeltaTable(lake.delta_uri(runs))
+    assert sorted(dt.file_uris()) == sorted(fresh.file_uris())
+    assert pa.table(dt.get_add_actions(flatten=True)).to_pydict() == \
+        pa.table(fresh.get_add_actions(flatten=True)).to_pydict()
+    # Another process's commit: the next read sees it.
+    b = write_lines([run("r2", "2026-11-21")], name="b.responses.jsonl")
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "from transforms.ingest import ingest; ingest([Path(sys.argv[1])], "
+                    "sys.argv[2])", str(b), str(home)], check=True)
+    later = lake.newest(runs)
+    assert later.version() > version
+    assert len(later.file_uris()) == len(fresh.file_uris()) + 1
+    # The same table removed and made again up to the same version, with no rows: that
+    # version is not the old one's.
+    shutil.rmtree(lake.root / runs)
+    made = DeltaTable.create(lake.delta_uri(runs), lake_mod.lake_schema("runs"),
+                             partition_by=["month"])
+    for _ in range(later.version()):
+        made.create_write_transaction([], mode="append", schema=made.schema())
+    again = lake_mod.Lake(home).newest(runs)
+    assert again.version() == later.version() and again.file_uris() == []
+
+
 def test_every_lake_table_checkpoints_its_log_every_few_commits(
         write_lines: Callable[..., Path], home: Path) -> None:
     """Every table (written, derived, the manifest) checkpoints its log every

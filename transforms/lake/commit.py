@@ -285,7 +285,8 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
     columns = pq.read_schema(schema_file)
     schema = pa.schema([*columns, pa.field(WEEK, pa.string())] if partitioned else columns)
     by = [WEEK] if partitioned else None
-    if not lake.exists(table):
+    newest = lake.newest(table)
+    if newest is None:
         stats = [c for c in STATS_COLUMNS if c in columns.names]
         DeltaTable.create(lake.delta_uri(table), schema, partition_by=by, mode="ignore",
                           configuration={**LOG_PROPERTIES, **(
@@ -306,9 +307,13 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
                               {WEEK: week} if partitioned else {}, now, True,
                               lakefiles.file_stats(meta)))
 
+    opened = [] if newest is None else [newest]
+
     def attempt() -> int:
-        # The transaction leaves the DeltaTable it is made on as it was: a shared one will do.
-        dt = with_properties(lake, table, lake.newest(table), LOG_PROPERTIES)
+        # The newest version read above, else (made just now, or a retry) read again. The
+        # transaction leaves the DeltaTable it is made on as it was: a shared one will do.
+        dt = with_properties(lake, table, opened.pop() if opened else lake.newest(table),
+                             LOG_PROPERTIES)
         if weeks is not None and not adds and not _holds(dt, weeks):
             # Nothing to remove and nothing to add: no transaction (a log entry and, on
             # object storage, a round trip per table saved).

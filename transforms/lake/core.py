@@ -419,13 +419,17 @@ class Lake:
         """The current version of every table (the written tables and the manifest at -1
         when not written yet)."""
         out = {t: -1 for t in (*WRITTEN, MANIFEST)}
-        for folder in ("", LINES, DERIVED):
-            for name in self._children(folder):
-                table = f"{folder}/{name}" if folder else name
-                if not name.startswith((".", "_")):
-                    version = self.log_version(table)
-                    if version >= 0:
-                        out[table] = version
+        tables = [f"{folder}/{name}" if folder else name
+                  for folder in ("", LINES, DERIVED) for name in self._children(folder)
+                  if not name.startswith((".", "_"))]
+        if self.remote:  # a listing each: a few at once
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
+                found = list(pool.map(self.log_version, tables))
+        else:
+            found = [self.log_version(t) for t in tables]
+        out.update({t: v for t, v in zip(tables, found, strict=True) if v >= 0})
         return out
 
     def meta(self, version: int | None = None) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from transforms.lake.core import LAYOUT
 
 def needs_move(lake: Lake) -> bool:
     """A Delta lake whose rows as ingested are at lake/<table> (an earlier layout)."""
-    return lake.exists("runs") and not lake.exists(f"{LINES}/runs") \
+    return not lake.exists(f"{LINES}/runs") and lake.exists("runs") \
         and lake.meta().get("layout", 1) < LAYOUT
 
 
