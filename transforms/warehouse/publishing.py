@@ -20,7 +20,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake, lake_schema
 from transforms.lake.store import locate
-from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path, reach
+from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
 from transforms.warehouse.derive import (
     PUBLIC,
     derive,
@@ -86,6 +86,14 @@ def is_current(home: Path | str) -> bool:
 def build(home: Path | str, target: Path | None = None) -> Path:
     """Write warehouse.duckdb for the lake's newest version of `home` (made aside, renamed
     into place), or the file `target` (see `staged`); returns its path."""
+    con, built = _build(home, target)
+    con.close()
+    return built
+
+
+def _build(home: Path | str, target: Path | None) -> tuple[duckdb.DuckDBPyConnection, Path]:
+    """`build`, returning the connection that wrote the file, still open on it (renamed into
+    place): what it has read of the lake's files is still in its caches."""
     lake = Lake(home)
     target = path(home) if target is None else target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -103,13 +111,14 @@ def build(home: Path | str, target: Path | None = None) -> Path:
             con.execute(f"INSERT INTO {BUILD} VALUES (?, ?, ?)",
                         [locate(home).name, log, snapshot.get(MANIFEST, -1)])
             con.execute("CHECKPOINT")
-        finally:
+            os.replace(tmp, target)
+        except BaseException:
             con.close()
-        os.replace(tmp, target)
+            raise
     finally:
         tmp.unlink(missing_ok=True)
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
-    return target
+    return con, target
 
 
 def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
@@ -145,24 +154,23 @@ def _built_now(con: duckdb.DuckDBPyConnection, home: Path | str) -> bool:
 
 
 def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
-    """A read-only connection to a warehouse file built aside (warehouse.duckdb.staged) for
-    the lake's newest version, when it is what `live` would show (every table's newest
+    """A connection to a warehouse file built aside (warehouse.duckdb.staged) for the lake's
+    newest version (the one that built it: read it, write nothing), when it is what `live`
+    would show (every table's newest
     version is the one the newest lake version names), else None. What the Dagster
     partition run checks the night with: `publish` then renames that file into place instead
     of building the views a second time, if no commit came between."""
     lake = Lake(home)
-    target = _staged_path(home)
-    build(home, target)
+    # The connection that built the file reads it: the lake's files it read to make the
+    # views are not read again (on object storage, a request or two a file).
+    con, _ = _build(home, _staged_path(home))
     snapshot = lake.snapshot()
     now = {**snapshot, **lake.versions()}
     if {t: v for t, v in now.items() if v >= 0} != {t: v for t, v in snapshot.items()
-                                                     if v >= 0}:
-        return None  # a table changed outside a commit of runlake's: `live` shows it
-    con = db.connect(str(target), read_only=True)
-    if not _built_now(con, home):
+                                                     if v >= 0} or not _built_now(con, home):
+        # A table changed outside a commit of runlake's (`live` shows it), or a commit came.
         con.close()
         return None
-    reach(con, lake)
     return con
 
 
