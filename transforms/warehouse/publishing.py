@@ -86,14 +86,14 @@ def is_current(home: Path | str) -> bool:
 def build(home: Path | str, target: Path | None = None) -> Path:
     """Write warehouse.duckdb for the lake's newest version of `home` (made aside, renamed
     into place), or the file `target` (see `staged`); returns its path."""
-    con, built = _build(home, target)
-    con.close()
-    return built
+    return _build(home, target, keep=False)[1]
 
 
-def _build(home: Path | str, target: Path | None) -> tuple[duckdb.DuckDBPyConnection, Path]:
-    """`build`, returning the connection that wrote the file, still open on it (renamed into
-    place): what it has read of the lake's files is still in its caches."""
+def _build(home: Path | str, target: Path | None,
+           keep: bool) -> tuple[duckdb.DuckDBPyConnection | None, Path]:
+    """`build`; with `keep`, also the connection that wrote the file, still open on it
+    (renamed into place), whose caches hold what it read of the lake's files. It holds the
+    file's write lock: only for a file no reader opens (`staged`)."""
     lake = Lake(home)
     target = path(home) if target is None else target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -111,6 +111,8 @@ def _build(home: Path | str, target: Path | None) -> tuple[duckdb.DuckDBPyConnec
             con.execute(f"INSERT INTO {BUILD} VALUES (?, ?, ?)",
                         [locate(home).name, log, snapshot.get(MANIFEST, -1)])
             con.execute("CHECKPOINT")
+            if not keep:
+                con.close()
             os.replace(tmp, target)
         except BaseException:
             con.close()
@@ -118,7 +120,7 @@ def _build(home: Path | str, target: Path | None) -> tuple[duckdb.DuckDBPyConnec
     finally:
         tmp.unlink(missing_ok=True)
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
-    return con, target
+    return (con if keep else None), target
 
 
 def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
@@ -163,7 +165,8 @@ def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
     lake = Lake(home)
     # The connection that built the file reads it: the lake's files it read to make the
     # views are not read again (on object storage, a request or two a file).
-    con, _ = _build(home, _staged_path(home))
+    con, _ = _build(home, _staged_path(home), keep=True)
+    assert con is not None
     snapshot = lake.snapshot()
     now = {**snapshot, **lake.versions()}
     if {t: v for t, v in now.items() if v >= 0} != {t: v for t, v in snapshot.items()
