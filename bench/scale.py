@@ -18,7 +18,8 @@ night; not timed), locally and/or into the bucket, this tree and (--against) the
 REF in its own virtualenv (its uv.lock, so its own DuckDB), interleaved, --repeat times each;
 prints the medians of the run's wall time (a fresh process, as a run launcher starts it), of
 the ingest inside it, of the fixed cost (wall minus ingest), of each stage and, into the
-bucket, of the requests the emulator served (its log: bench/out/scale-moto-requests.log).
+bucket, of the requests the emulator served (its log: bench/out/scale-moto-requests.log), in
+all and by the innermost timed stage that was running when each came.
 """
 
 import argparse
@@ -32,6 +33,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,6 +50,7 @@ from pipelines.assets.lake import add_landing_days
 from pipelines.definitions import defs
 from pipelines.resources import RunlakeResource
 spent = {"imports": time.perf_counter() - t0}
+spans = []  # (stage, start, end) in seconds since the epoch
 if len(sys.argv) > 4:  # time the stages: the names both trees call them by
     import importlib
     def timed(module, name, stage):
@@ -56,11 +59,12 @@ if len(sys.argv) > 4:  # time the stages: the names both trees call them by
         if inner is None:
             return
         def wrapper(*a, **k):
-            s = time.perf_counter()
+            s, began = time.perf_counter(), time.time()
             try:
                 return inner(*a, **k)
             finally:
                 spent[stage] = spent.get(stage, 0) + time.perf_counter() - s
+                spans.append((stage, began, time.time()))
         setattr(mod, name, wrapper)
     for module, name, stage in [
             ("pipelines.assets.lake", "ingest", "ingest"),
@@ -69,7 +73,9 @@ if len(sys.argv) > 4:  # time the stages: the names both trees call them by
             ("pipelines.assets.lake", "_day_metadata", "metadata"),
             ("transforms.warehouse.checks", "run_all", "checks"),
             ("transforms.warehouse", "publish", "publish"),
-            ("pipelines.assets.report", "write_report", "report")]:
+            ("pipelines.assets.report", "write_report", "report"),
+            ("transforms.lake.doctor", "raise_if_damaged", "ingest: damage check"),
+            ("transforms.lake.commit", "commit_table", "ingest: written tables' commits")]:
         timed(module, name, stage)
 day, home, landing = sys.argv[1:4]
 t1 = time.perf_counter()
@@ -83,7 +89,7 @@ result = defs.resolve_job_def("ingest_day").execute_in_process(
 spent["job"] = time.perf_counter() - t2
 failed = [e for e in result.all_events if e.is_step_failure
           and e.step_failure_data.error.cls_name != "DagsterAssetCheckFailedError"]
-print(json.dumps(spent))
+print(json.dumps({**spent, "_spans": spans}))
 sys.exit(1 if failed else 0)
 """
 BASELINE = """
@@ -98,8 +104,9 @@ for f in sys.argv[2:]:
 MOTO = """
 import logging, sys
 from moto.server import ThreadedMotoServer
-if len(sys.argv) > 1:  # a line per request into that file
-    logging.basicConfig(filename=sys.argv[1], level=logging.INFO, format="%(message)s")
+if len(sys.argv) > 1:  # a line per request into that file, after its time
+    logging.basicConfig(filename=sys.argv[1], level=logging.INFO,
+                        format="%(created).3f %(message)s")
 else:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -284,12 +291,23 @@ def remove_home(home: str) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _requests() -> int:
-    """Requests the emulator has logged so far."""
+def _requests() -> list[float]:
+    """When each request the emulator has logged so far came (seconds since the epoch)."""
     if not REQUESTS.exists():
-        return 0
+        return []
     with REQUESTS.open("rb") as f:
-        return sum(1 for line in f if b"HTTP/1.1" in line)
+        return [float(line.split(b" ", 1)[0]) for line in f if b"HTTP/1.1" in line]
+
+
+def _by_stage(times: list[float], spans: list[list[Any]]) -> dict[str, float]:
+    """`requests`, and `requests: <stage>` for each stage: the requests that came while its
+    innermost timed stage ran (`other`: none, as Dagster's own steps and start-up)."""
+    out: dict[str, float] = {"requests": len(times)}
+    for t in times:
+        inside = [(end - start, stage) for stage, start, end in spans if start <= t <= end]
+        key = f"requests: {min(inside)[1] if inside else 'other'}"
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def night(code: Path, python: str, landing: Path, base: str, env: dict[str, str]
@@ -303,7 +321,7 @@ def night(code: Path, python: str, landing: Path, base: str, env: dict[str, str]
     counted = home.startswith("s3://") and REQUESTS.exists()
     if counted:
         time.sleep(0.5)  # the copy's last requests logged
-    before = _requests() if counted else 0
+    before = len(_requests()) if counted else 0
     start = time.perf_counter()
     try:
         proc = subprocess.Popen([python, "-c", PARTITION, NIGHT.isoformat(), home, str(landing),
@@ -320,9 +338,10 @@ def night(code: Path, python: str, landing: Path, base: str, env: dict[str, str]
     import json
 
     stages = json.loads(out.decode().strip().splitlines()[-1])
+    spans = stages.pop("_spans", [])
     if counted:
         time.sleep(0.5)
-        stages["requests"] = _requests() - before
+        stages.update(_by_stage(_requests()[before:], spans))
     return wall, mb, stages
 
 
@@ -361,12 +380,12 @@ def nights(sizes: list[float], targets: list[tuple[str, dict[str, str]]], agains
           f"{repeat}); stages")
     for (mb, target, name), rs in got.items():
         stages: dict[str, float] = {}
-        for key in rs[0][2]:
+        for key in dict.fromkeys(k for r in rs for k in r[2]):
             stages[key] = med(r[2].get(key, 0.0) for r in rs)
         rest = med(r[0] - r[2].get("ingest", 0.0) for r in rs)
         print(f"{mb:g} MB {target} {name}: {med(r[0] for r in rs):.2f} s | "
               f"{stages.get('ingest', 0):.2f} s | {rest:.2f} s | {med(r[1] for r in rs):,.0f}; "
-              + ", ".join(f"{k} {v:.0f}" if k == "requests" else f"{k} {v:.2f}"
+              + ", ".join(f"{k} {v:.0f}" if k.startswith("requests") else f"{k} {v:.2f}"
                           for k, v in stages.items()))
     for home in bases.values():
         remove_home(home)

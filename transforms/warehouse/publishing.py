@@ -41,6 +41,7 @@ def attach(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[str, int],
     """Every view of sql/ on `con`, over the tables of the lake version `snapshot`. A derived
     table that version lacks (a version written before runlake stored them) is computed by its
     SQL instead: as a view, or once as a table with `materialize` (an in-memory connection)."""
+    lake.prefetch(snapshot)  # on object storage, every table of the version opened at once
     prepare(con, lake, snapshot)
     for f in sql_files():
         body = None
