@@ -112,3 +112,27 @@ def test_a_changed_registry_reads_files_again(write_lines: Callable[..., Path], 
     tools.write_text(json.dumps({"*": [fn("lookup", {"type": "object"}), fn("cancel", {})]}))
     assert not ingest([path], home, tools=tools).files[0].skipped
     assert query("SELECT count(*) FROM flags") == [(0,)]
+
+
+def test_a_damaged_stored_registry_is_a_clear_error(write_lines: Callable[..., Path],
+                                                     home: Path) -> None:
+    """The registry the last ingest stored is read whole by runlake: a file that is no
+    Parquet any more stops the build with one line that names it, and the next ingest with a
+    registry writes it again."""
+    from transforms import warehouse
+    from transforms.errors import WarehouseError
+
+    path = write_lines([_run("r1", "2026-11-20", ("lookup", {"id": "R1"}))])
+    ingest([path], home, tools=CASES / "tools.yaml")
+    stored = home / "lake" / "_registry" / "tools.parquet"
+    stored.write_bytes(b"not parquet")
+    with pytest.raises(WarehouseError, match=r"tools\.parquet \(the tool registry of the last "
+                       r"ingest\) cannot be read"):
+        warehouse.build(home)
+    ingest([write_lines([_run("r2", "2026-11-21", ("lookup", {"id": "R2"}))],
+                        name="b.responses.jsonl")], home, tools=CASES / "tools.yaml")
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT count(*) FROM staging.stg_tool_registry").fetchone()[0] > 0
+    finally:
+        con.close()

@@ -159,10 +159,10 @@ def _built_now(con: duckdb.DuckDBPyConnection, home: Path | str) -> bool:
 def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
     """A connection to a warehouse file built aside (warehouse.duckdb.staged) for the lake's
     newest version (the one that built it: read it, write nothing), when it is what `live`
-    would show (every table's newest
-    version is the one the newest lake version names), else None. What the Dagster
-    partition run checks the night with: `publish` then renames that file into place instead
-    of building the views a second time, if no commit came between."""
+    would show (every table's newest version is the one the newest lake version names), else
+    None. What the Dagster partition run checks the night with: `publish` then renames that
+    file into place instead of building the views a second time, if no commit came
+    between."""
     lake = Lake(home)
     # The connection that built the file reads it: the lake's files it read to make the
     # views are not read again (on object storage, a request or two a file).

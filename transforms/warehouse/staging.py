@@ -126,12 +126,16 @@ def read_registry(lake: Lake) -> pa.Table | None:
     """The rows of lake/_registry/tools.parquet (None without one). Read whole here, not by a
     view over the file: it is rewritten under one name, and DuckDB keeps what it learnt of an
     s3:// file (its size, its blocks) for the connection's life (objectstore.reach)."""
-    store = lake.store
     try:
-        data = store.read_bytes(REGISTRY, "tools.parquet")
+        data = lake.store.read_bytes(REGISTRY, "tools.parquet")
     except FileNotFoundError:
         return None
-    return pq.read_table(pa.BufferReader(data))
+    try:
+        return pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as e:
+        raise WarehouseError(f"{lake.store.url(REGISTRY, 'tools.parquet')} (the tool registry "
+                             f"of the last ingest) cannot be read ({e}); the next ingest with "
+                             "a tool registry writes it again") from None
 
 
 def install_registry(con: duckdb.DuckDBPyConnection, registry: pa.Table | None) -> None:
