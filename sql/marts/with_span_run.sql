@@ -6,9 +6,10 @@
 create or replace macro with_span_run(table_name) as table
 select rows_.* replace (coalesce(rows_.run_id, span_runs.run_id) as run_id)
 from query_table(table_name) as rows_
+-- Every condition an equality, so that the join is a hash join: a row that names its run
+-- joins nothing (its key is null), whatever the size of the night.
 left join intermediate.int_span_runs as span_runs
     on
-        rows_.run_id is null
-        and rows_.source_file = span_runs.source_file
+        rows_.source_file = span_runs.source_file
         and rows_.source_line = span_runs.source_line
-        and rows_.span_id = span_runs.span_id
+        and span_runs.span_id = case when rows_.run_id is null then rows_.span_id end

@@ -151,3 +151,21 @@ def test_memory_build_without_rows_has_every_view_empty() -> None:
             assert con.execute(f"SELECT count(*) FROM {view}").fetchone() == (0,), view
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("view", ["messages", "tool_calls", "thinking"])
+def test_rows_from_spans_meet_their_run_by_a_hash_join(view: str) -> None:
+    """The run of a row read from a span is found by equalities only (with_span_run): a join
+    DuckDB can only run as a nested loop compares every row with every span line, and made
+    a night of spans take minutes (bench/RESULTS.md)."""
+    import re
+
+    from transforms.warehouse import memory
+
+    con = memory.connect({})
+    try:
+        plan = "".join(r[1] for r in con.execute(f"EXPLAIN SELECT * FROM {view}").fetchall())
+    finally:
+        con.close()
+    joins = set(re.findall(r"[A-Z_]*JOIN[A-Z_]*", plan))
+    assert joins == {"HASH_JOIN"}, joins
