@@ -173,8 +173,7 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
     parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
     # Made by the first commit even with no rows: every lake table is there to be read.
     dt = lake.open(table) or lake._create(table)
-    if keep_properties(dt, TABLE_PROPERTIES):
-        dt = lake.open(table)
+    keep_properties(dt, TABLE_PROPERTIES)
     evolve(lake, table, dt, parts)
     wanted = set(sources)
     adds = []
@@ -247,11 +246,16 @@ def _holds(dt: Any, weeks: list[str]) -> bool:
     return any(w in wanted for w in actions.column(column).to_pylist())
 
 
-def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
-    """Give a table the properties `wanted` when it lacks them (a table made before runlake
-    set them): True when that made a commit."""
+def has_properties(dt: Any, wanted: dict[str, str]) -> bool:
+    """The table has every property of `wanted` with its value."""
     config = dt.metadata().configuration
-    if all(config.get(k) == v for k, v in wanted.items()):
+    return all(config.get(k) == v for k, v in wanted.items())
+
+
+def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
+    """Give a table of this writer's own the properties `wanted` when it lacks them (a table
+    made before runlake set them): True when that made a commit, which `dt` then holds."""
+    if has_properties(dt, wanted):
         return False
     dt.alter.set_table_properties(wanted)
     return True
@@ -261,12 +265,11 @@ def with_properties(lake: "Lake", table: str, dt: Any, wanted: dict[str, str]) -
     """`dt` (the newest version of `table`, perhaps shared: Lake.newest) when it has the
     properties `wanted`, else the table given them by a commit of this writer's own (a
     table made before runlake set them)."""
-    config = dt.metadata().configuration
-    if all(config.get(k) == v for k, v in wanted.items()):
+    if has_properties(dt, wanted):
         return dt
     own = lake.open(table)
     keep_properties(own, wanted)
-    return lake.open(table)
+    return own
 
 
 def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
