@@ -39,7 +39,7 @@ _FINDINGS_BY_CODE = """
                              f.finding_key) AS scope
         FROM f
         LEFT JOIN (SELECT span_id, any_value(trace_id) AS trace_id FROM s GROUP BY 1) s
-          ON f.run_id IS NULL AND f.span_id = s.span_id
+          ON s.span_id = CASE WHEN f.run_id IS NULL THEN f.span_id END
         LEFT JOIN by_trace ON s.trace_id = by_trace.trace_id)
     SELECT code,
            count(*) FILTER (WHERE scope IS NULL)

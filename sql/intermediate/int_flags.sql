@@ -29,12 +29,14 @@ read_flags as (
             read_flags.finding_key
         ) as finding_scope
     from staging.stg_flags as read_flags
+    -- Equalities only, so that the join is a hash join (with_span_run): a flag that names its
+    -- run joins nothing (its key is null).
     left join span_runs
         on
-            read_flags.run_id is null
-            and read_flags.source_file = span_runs.source_file
+            read_flags.source_file = span_runs.source_file
             and read_flags.source_line = span_runs.source_line
-            and read_flags.span_id = span_runs.span_id
+            and span_runs.span_id
+            = case when read_flags.run_id is null then read_flags.span_id end
 ),
 
 runs as (

@@ -3,5 +3,9 @@
 -- (the next period's price_from; null: still in force). A model's periods do not overlap, so
 -- at most one of its rows is in force on a day; before its first period, none is (no price).
 -- Grain: a scalar macro.
+-- Written as two comparisons of a day with a bound, so that a join on a model and this macro is
+-- a hash join on the model (an OR in a join condition makes DuckDB compare every row with
+-- every price). Every lake row has a day; a null day is in no period.
 create or replace macro price_in_force(day, price_from, price_to) as
-    (price_from is null or price_from <= day) and (price_to is null or day < price_to)
+    coalesce(price_from, date '0001-01-01') <= day
+    and day < coalesce(price_to, date '9999-12-31')

@@ -139,3 +139,20 @@ def test_finding_scope_counts_repeats_once(con: duckdb.DuckDBPyConnection) -> No
                + count(DISTINCT (scope, finding_key)) FILTER (WHERE scope IS NOT NULL)
         FROM scoped""").fetchone()[0]
     assert got == 5
+
+
+@pytest.mark.parametrize("day,price_from,price_to,want", [
+    ("2025-03-01", None, None, True),  # a single price: every day
+    ("2025-03-01", "2025-03-01", None, True),  # from its first day on
+    ("2025-02-28", "2025-03-01", None, False),  # not the day before
+    ("2025-03-31", "2025-03-01", "2025-04-01", True),
+    ("2025-04-01", "2025-03-01", "2025-04-01", False),  # the next period's first day is not
+    ("2025-01-01", None, "2025-04-01", True),
+    ("9000-06-30", "2025-03-01", None, True),
+    ("0002-01-01", None, "2025-04-01", True),
+])
+def test_price_in_force_by_hand(con: duckdb.DuckDBPyConnection, day: str, price_from: str | None,
+                                price_to: str | None, want: bool) -> None:
+    got = con.execute("SELECT price_in_force(?::DATE, ?::DATE, ?::DATE)",
+                      [day, price_from, price_to]).fetchone()[0]
+    assert got is want
