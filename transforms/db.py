@@ -17,7 +17,7 @@ def connect(database: str = ":memory:", read_only: bool = False,
     return con
 
 
-WORK_MEMORY = "500MB"
+WORK_MEMORY = "400MB"
 """What DuckDB may hold in memory while it derives a lake's weeks (it spills the rest to
 disk), so that an ingest's memory stays bounded whatever the size of its night."""
 
