@@ -187,11 +187,11 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
         added_rows += meta.num_rows
         adds.append((rel, month, meta, size))
 
-    opened = [dt]
+    # The table opened above, else (a retry) the newest version opened again.
+    table_now = _first_then(dt, lambda: lake.open(table))
 
     def attempt() -> tuple[int, int]:
-        # The table opened above, else (a retry) the newest version opened again.
-        current = opened.pop() if opened else lake.open(table)
+        current = table_now()
         whole, mixed, n_whole = holding(current, wanted)
         removed = 0
         if mixed:
@@ -244,6 +244,13 @@ def _holds(dt: Any, weeks: list[str]) -> bool:
         return actions.num_rows > 0
     wanted = set(weeks)
     return any(w in wanted for w in actions.column(column).to_pylist())
+
+
+def _first_then(first: T | None, again: Callable[[], T]) -> Callable[[], T]:
+    """A function giving `first` at its first call (unless None) and `again()` after: a
+    commit attempt uses the table it was given, a retry reads the table anew."""
+    left = [] if first is None else [first]
+    return lambda: left.pop() if left else again()
 
 
 def has_properties(dt: Any, wanted: dict[str, str]) -> bool:
@@ -310,13 +317,12 @@ def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] 
                               {WEEK: week} if partitioned else {}, now, True,
                               lakefiles.file_stats(meta)))
 
-    opened = [] if newest is None else [newest]
+    # The newest version read above, else (made just now, or a retry) read again. The
+    # transaction leaves the DeltaTable it is made on as it was: a shared one will do.
+    table_now = _first_then(newest, lambda: lake.newest(table))
 
     def attempt() -> int:
-        # The newest version read above, else (made just now, or a retry) read again. The
-        # transaction leaves the DeltaTable it is made on as it was: a shared one will do.
-        dt = with_properties(lake, table, opened.pop() if opened else lake.newest(table),
-                             LOG_PROPERTIES)
+        dt = with_properties(lake, table, table_now(), LOG_PROPERTIES)
         if weeks is not None and not adds and not _holds(dt, weeks):
             # Nothing to remove and nothing to add: no transaction (a log entry and, on
             # object storage, a round trip per table saved).

@@ -99,6 +99,7 @@ LEGACY_MARKERS = ("_versions", "_commit.json", "_superseded")
 """What a lake written before Delta Lake holds (see transforms.lake.migrate)."""
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 Derive = Callable[["Lake", dict[str, int]], dict[str, Any]]
 """Step 2 of a commit: given the lake and the table versions of the lake version readers saw
@@ -276,14 +277,22 @@ class Lake:
         todo = [(t, v) for t, v in versions.items() if v >= 0 and (t, v) not in self._opened]
         if not self.remote or len(todo) < 2:
             return
-        from concurrent.futures import ThreadPoolExecutor
 
         def one(key: tuple[str, int]) -> None:
             with contextlib.suppress(Exception):  # the read that needs it says what is wrong
                 self.open(*key)
 
+        self._each(one, todo)
+
+    def _each(self, work: Callable[[T], R], items: list[T]) -> list[R]:
+        """`work` of each item, in order: on object storage a few at once (each is a round
+        trip or more, waited on without the GIL), locally one after another."""
+        if not self.remote or len(items) < 2:
+            return [work(i) for i in items]
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
-            list(pool.map(one, todo))
+            return list(pool.map(work, items))
 
     def newest(self, table: str) -> Any:
         """The DeltaTable of `table` at its newest version, or None when it was never
@@ -436,13 +445,7 @@ class Lake:
         tables = [f"{folder}/{name}" if folder else name
                   for folder in ("", LINES, DERIVED) for name in self._children(folder)
                   if not name.startswith((".", "_"))]
-        if self.remote:  # a listing each: a few at once
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
-                found = list(pool.map(self.log_version, tables))
-        else:
-            found = [self.log_version(t) for t in tables]
+        found = self._each(self.log_version, tables)  # a listing each
         out.update({t: v for t, v in zip(tables, found, strict=True) if v >= 0})
         return out
 

@@ -380,7 +380,7 @@ def _lake_wide(con: duckdb.DuckDBPyConnection, lake: Lake, before: dict[str, int
             run_sql(con, f)
         elif f.parent.name == "intermediate" and f.stem in read and f.stem not in LAKE_WIDE:
             table = derived(f.stem)
-            body = stored_sql(lake, table, _version(lake, table))
+            body = stored_sql(lake, table, lake.log_version(table))
             assert body is not None, f"{table} was just stored"
             con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS {body}")
     changed: set[str] = set()
@@ -408,7 +408,7 @@ def _public_flags(con: duckdb.DuckDBPyConnection, lake: Lake, scratch: Path,
     LAKE_WIDE views, as sql/marts/flags.sql shows them."""
     out = scratch / "out" / "flags"
     for view in ("int_flags", *LAKE_WIDE):
-        body = stored_sql(lake, derived(view), _version(lake, derived(view)))
+        body = stored_sql(lake, derived(view), lake.log_version(derived(view)))
         assert body is not None, f"{view} was just stored"
         con.execute(f"CREATE OR REPLACE VIEW intermediate.{view} AS {body}")
     con.execute("CREATE OR REPLACE VIEW main.flags__rows AS "
@@ -424,10 +424,6 @@ def _public_flags(con: duckdb.DuckDBPyConnection, lake: Lake, scratch: Path,
                 f"(FORMAT parquet, COMPRESSION zstd, PARTITION_BY ({WEEK}), "
                 "OVERWRITE_OR_IGNORE)")
     replace_partitions(lake, "flags", out, weeks, scratch / "out" / "flags.schema.parquet")
-
-
-def _version(lake: Lake, table: str) -> int:
-    return lake.log_version(table)
 
 
 def column_types(lake: Lake, table: str, version: int) -> list[tuple[str, str]]:
