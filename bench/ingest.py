@@ -1,12 +1,15 @@
 """Ingest benchmark: runlake vs a plain single-process normalizer, measured in the same run.
 
-    python bench/ingest.py --mb 200 [--kind responses|spans|otlp] [--workers N] [--repeat 3]
+    python bench/ingest.py --mb 200 [--kind responses|spans|otlp] [--shape short|long]
+                           [--workers N] [--repeat 3]
 
-Generates response JSONL of realistic shape (bench/out/input-<MB>mb.responses.jsonl, reused
-when present), then runs, each in a fresh process: the baseline (bench/baseline.py) and
-`runlake ingest` into an empty home, after one unmeasured run of each (bytecode caching on,
-as Python's default). Prints input MB/s (median of the repeats), the peak resident memory of the
-whole process tree (workers included), sampled every 50 ms, and the load average.
+Generates response JSONL of realistic shape (bench/out/input-<MB>mb-v2.responses.jsonl, reused
+when present; `--shape long`: long transcripts, about 19 KB and 16 messages a line, in
+input-<MB>mb-long.responses.jsonl), then runs, each in a fresh process: the baseline
+(bench/baseline.py) and `runlake ingest` into an empty home, after one unmeasured run of
+each (bytecode caching on, as Python's default). Prints input MB/s (median of the repeats), the
+peak resident memory of the whole process tree (workers included), sampled every 50 ms, and
+the load average.
 """
 
 import argparse
@@ -14,7 +17,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,19 +25,20 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.memory import PeakSampler  # noqa: E402
 from devtools.synth import default_agents, make_run, make_spans, to_otlp  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 
 
-def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
+def generate(mb: int, kind: str = "responses", seed: int = 11, shape: str = "short") -> Path:
     """A response (or span) JSONL file of about `mb` MB: a week of runs of the sample agents
     (or their spans, half as bulk lines; or their spans as OTLP collector records, one per
-    run)."""
+    run); `shape` "long": long transcripts (devtools.synth.LONG_STEPS)."""
     import random
     from datetime import date, timedelta
 
-    path = OUT / f"input-{mb}mb-v2.{kind}.jsonl"
+    path = OUT / f"input-{mb}mb-{'v2' if shape == 'short' else shape}.{kind}.jsonl"
     if path.exists():
         return path
     OUT.mkdir(parents=True, exist_ok=True)
@@ -51,7 +54,8 @@ def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
         while written < target:
             # A week of nightly runs, in day order, as a landing file of a week would hold.
             day = days[min(int(written // per_day), len(days) - 1)]
-            run = make_run(rng, agents[i % len(agents)], day, i, case=i % 40)
+            run = make_run(rng, agents[i % len(agents)], day, i, case=i % 40,
+                           long=shape == "long")
             if kind == "spans":
                 spans = make_spans(rng, run)
                 lines = [{"spans": spans}] if i % 2 else spans
@@ -68,22 +72,6 @@ def generate(mb: int, kind: str = "responses", seed: int = 11) -> Path:
     return path
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """Resident memory of `pid` and all its descendants, in kB."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-            for children in Path(f"/proc/{p}/task").glob("*/children"):
-                todo += [int(c) for c in children.read_text().split()]
-        except OSError:
-            pass
-    return total
-
-
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """Python's default, bytecode cached on first import, whatever the shell says: with
 PYTHONDONTWRITEBYTECODE set (this machine's shell sets it) every process, each worker's fork
@@ -97,26 +85,16 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None 
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=ENV if env is None else env, cwd=cwd)
-    peak = 0
-    done = threading.Event()
-
-    def sampler() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
-            time.sleep(0.05)
-
-    t = threading.Thread(target=sampler, daemon=True)
+    sampler = PeakSampler(proc.pid)
     if sample:
-        t.start()
-    _, err = proc.communicate()
+        with sampler:
+            _, err = proc.communicate()
+    else:
+        _, err = proc.communicate()
     elapsed = time.perf_counter() - start
-    done.set()
-    if sample:
-        t.join()
     if proc.returncode != 0:
         raise SystemExit(f"{what or ' '.join(cmd)} failed:\n{err.decode()[-3000:]}")
-    return elapsed, peak / 1024
+    return elapsed, sampler.peak_mb
 
 
 def main() -> None:
@@ -125,8 +103,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
+    ap.add_argument("--shape", choices=["short", "long"], default="short")
     args = ap.parse_args()
-    src = generate(args.mb, args.kind)
+    src = generate(args.mb, args.kind, shape=args.shape)
     size_mb = src.stat().st_size / 1024 / 1024
     py = sys.executable
     runlake = [str(Path(py).parent / "runlake"), "ingest", str(src)]

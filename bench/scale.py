@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.history import generate  # noqa: E402
-from bench.ingest import OUT, _tree_rss_kb, measure  # noqa: E402
+from bench.ingest import OUT, measure  # noqa: E402
+from devtools.memory import tree_rss_kb  # noqa: E402
 
 FIRST = date(2026, 10, 1)
 PARTITION = """
@@ -135,7 +136,7 @@ class Peak:
 
     def _sample(self) -> None:
         while not self._done.is_set():
-            total = sum(_tree_rss_kb(p) for p in list(self.pids))
+            total = sum(tree_rss_kb(p) for p in list(self.pids))
             self.mb = max(self.mb, total / 1024)
             time.sleep(0.1)
 

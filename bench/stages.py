@@ -81,9 +81,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
+    ap.add_argument("--shape", choices=["short", "long"], default="short")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    src = generate(args.mb, args.kind)
+    src = generate(args.mb, args.kind, shape=args.shape)
     size_mb = src.stat().st_size / 1024 / 1024
     home = OUT / "stages" / "home"
     home.parent.mkdir(parents=True, exist_ok=True)

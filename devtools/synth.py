@@ -73,6 +73,26 @@ def default_agents(days: list[date]) -> list[AgentProfile]:
     ]
 
 
+EVENTS = [
+    "order {n} moved to the regional sorting centre, parcel {k} of the shipment scanned",
+    "customer contacted support about order {n} by e-mail; ticket {k} opened",
+    "payment for {n} captured in two parts; the second capture was reversed {k} hours later",
+    "policy check: refunds over the threshold for {n} need a supervisor (rule {k})",
+    "search result {k}: lithium recovery above 90% reported by pilot plants for batch {n}",
+]
+
+
+def _plan(rng: random.Random, tool: str, n: int) -> str:
+    """What a long-winded agent says before a call: about 500 bytes."""
+    return (f"To resolve request {n} I will call {tool} next. " + rng.choice([
+        "The policy says to confirm the customer's identity and the order's state before any "
+        "refund, and to explain each step. ",
+        "The previous result did not settle the question, so I will look again with the "
+        "identifiers the customer gave and compare the two answers. ",
+        "Before booking or cancelling anything I need the full reservation, the fare rules and "
+        "whether a change fee applies to this passenger. "]) * 3).strip()
+
+
 def _args(rng: random.Random, tool: str, n: int) -> dict[str, Any]:
     if tool in ("get_order", "refund_order"):
         return {"order_id": str(n), "reason": rng.choice(["duplicate", "damaged", "late"])}
@@ -88,19 +108,32 @@ def _args(rng: random.Random, tool: str, n: int) -> dict[str, Any]:
     return {"id": n, "note": "customer asked for an update"}
 
 
-def _result(rng: random.Random, tool: str, n: int) -> str:
-    body = {"status": rng.choice(["shipped", "delivered", "pending", "ok"]), "id": n,
-            "items": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 3)}
-                      for _ in range(rng.randint(1, 4))]}
-    if tool in ("web_search", "fetch_page"):
+def _result(rng: random.Random, tool: str, n: int, long: bool = False) -> str:
+    body: dict[str, Any] = {
+        "status": rng.choice(["shipped", "delivered", "pending", "ok"]), "id": n,
+        "items": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 3)}
+                  for _ in range(rng.randint(1, 4))]}
+    if long:  # a page of history, policy or search results: about 1.3 KB
+        body["history"] = [{"at": f"2026-11-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}"
+                                  f":{rng.randint(0, 59):02d}:00Z",
+                            "event": rng.choice(EVENTS).format(n=n, k=rng.randint(1, 99))}
+                           for _ in range(rng.randint(8, 16))]
+    elif tool in ("web_search", "fetch_page"):
         body["text"] = "Lithium-ion recycling recovered 95% of lithium in 2026 pilots. " * \
             rng.randint(2, 30)
     return json.dumps(body, ensure_ascii=False)
 
 
+LONG_STEPS = 7
+"""Tool steps of a long transcript (`make_run(..., long=True)`): with the system prompt, the
+ask and the answer, 16 messages, about 19 KB a line, as agents that plan, call and read at
+length write them. Memory depends on such row widths, not only on bytes."""
+
+
 def make_run(rng: random.Random, agent: AgentProfile, day: date, index: int,
-             case: int) -> dict[str, Any]:
-    """One envelope line for `agent` on `day`."""
+             case: int, long: bool = False) -> dict[str, Any]:
+    """One envelope line for `agent` on `day` (`long`: a long transcript, LONG_STEPS steps
+    that each explain the call and read a long result)."""
     model = agent.models[index % len(agent.models)]
     n = rng.randint(1000, 99999)
     started = datetime(day.year, day.month, day.day, 1, 0, tzinfo=UTC) + timedelta(
@@ -113,7 +146,7 @@ def make_run(rng: random.Random, agent: AgentProfile, day: date, index: int,
                                       "policy, confirm before acting, and use tools."},
         {"role": "user", "content": ask},
     ]
-    for step in range(rng.randint(0, 4)):
+    for step in range(LONG_STEPS if long else rng.randint(0, 4)):
         tool = rng.choice(agent.tools)
         cid = f"call_{n}_{step}"
         args = _args(rng, tool, n)
@@ -132,12 +165,14 @@ def make_run(rng: random.Random, agent: AgentProfile, day: date, index: int,
             msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
             continue
         msg: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        if long:
+            msg["content"] = _plan(rng, tool, n)
         if agent.thinking and rng.random() < 0.6:
             msg["thinking"] = [{"type": "thinking", "text": f"The user needs {tool} first; "
                                                             "check the policy before acting."}]
         msgs.append(msg)
         msgs.append({"role": "tool", "tool_call_id": cid, "name": tool,
-                     "content": _result(rng, tool, n)})
+                     "content": _result(rng, tool, n, long)})
     final = answer
     if agent.long_answers and (day.toordinal() * 7 + index) % 41 == 0:
         final = (answer + " ") * (50_001 // len(answer) + 2)

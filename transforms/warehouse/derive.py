@@ -75,6 +75,14 @@ int_span_run_misses (a few rows) and the runs' ids and days (one narrow scan).""
 PUBLIC = AS_READ
 """The lake tables stored as the views show them, at lake/<table> (sql/marts/<table>.sql)."""
 
+ROW_GROUP_BYTES = "16MB"
+"""What a row group of a derived table's files holds at most, uncompressed. A partitioned copy
+buffers a row group per open week: sized by a number of rows (DuckDB's default), its memory
+grew with the rows' width, and the messages of a night of long transcripts did not fit in
+WORK_MEMORY (docs/performance.md). Sized by bytes, a copy holds at most this much a week and
+a thread, whatever the rows hold. DuckDB sizes row groups by bytes only where it need not keep
+the rows' order, which no derived table needs (the views order what they show)."""
+
 WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
 """The staging tables the intermediate views read most: read once per window."""
 
@@ -82,6 +90,18 @@ DIGEST_LAYERS = ("macros", "intermediate", "marts")
 
 LAYOUT_VERSION = "2"
 """Part of the `derived_from` digest: a runlake that stores derived rows otherwise changes it."""
+
+
+BY_BYTES = f"ROW_GROUP_SIZE_BYTES '{ROW_GROUP_BYTES}'"
+"""The COPY option of a partitioned copy: row groups of at most ROW_GROUP_BYTES (and at most
+DuckDB's default number of rows, for narrow rows)."""
+
+
+def derive_connection(scratch: Path) -> duckdb.DuckDBPyConnection:
+    """A connection of the derive: WORK_MEMORY, spilling into the scratch folder, the rows'
+    order not kept (ROW_GROUP_BYTES)."""
+    return db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch / "spill"),
+                      preserve_insertion_order=False)
 
 
 def derived(view: str) -> str:
@@ -138,7 +158,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
     out = scratch / "out"
     out.mkdir(parents=True)
     superseded = scratch / "superseded_lines.parquet"
-    con = db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch / "spill"))
+    con = derive_connection(scratch)
     try:
         prepare(con, lake, written)
         con.execute("CREATE SCHEMA derive")
@@ -280,7 +300,7 @@ def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Pat
     """Compute the intermediate views and the public tables for `weeks`, a group of adjacent
     weeks in one pass, into scratch/out/<name>/week=<week>/ (and each one's schema beside,
     also when no week has rows)."""
-    con = db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch / "spill"))
+    con = derive_connection(scratch)
     out = scratch / "out"
     try:
         prepare_lookups(con, lake)
@@ -340,7 +360,7 @@ def _write_weeks(con: duckdb.DuckDBPyConnection, relation: str, name: str, out: 
         rows = f"SELECT x.*, {week_sql(key)} AS week FROM {relation} AS x"
     con.execute(f"COPY (SELECT * FROM ({rows}) WHERE week IN ({', '.join(weeks)})) TO "
                 f"{sql_str(str(out / name))} (FORMAT parquet, COMPRESSION zstd, "
-                f"PARTITION_BY ({WEEK}), OVERWRITE_OR_IGNORE, "
+                f"PARTITION_BY ({WEEK}), {BY_BYTES}, OVERWRITE_OR_IGNORE, "
                 f"FILENAME_PATTERN 'g{group:04d}-{{i}}')")
 
 
@@ -421,7 +441,7 @@ def _public_flags(con: duckdb.DuckDBPyConnection, lake: Lake, scratch: Path,
     where = "" if weeks is None else \
         f"WHERE week IN ({', '.join(sql_str(w) for w in weeks) or 'NULL'})"
     con.execute(f"COPY (SELECT * FROM main.flags__rows {where}) TO {sql_str(str(out))} "
-                f"(FORMAT parquet, COMPRESSION zstd, PARTITION_BY ({WEEK}), "
+                f"(FORMAT parquet, COMPRESSION zstd, PARTITION_BY ({WEEK}), {BY_BYTES}, "
                 "OVERWRITE_OR_IGNORE)")
     replace_partitions(lake, "flags", out, weeks, scratch / "out" / "flags.schema.parquet")
 
