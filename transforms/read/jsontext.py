@@ -6,6 +6,13 @@ orjson reads an integer beyond 64 bits as a double (a 30-digit id would become
 digit; a value nested deeper than orjson writes is written by the standard library's encoder
 (`text` says so, for the readers that flag it). What is valid JSON is still orjson's rule: a
 text orjson refuses is refused.
+
+`loads` reads with msgspec first: it keeps the same four rules (the last of a repeated key
+wins; NaN, Infinity and lone surrogates are refused; integers beyond 64 bits stay exact) and
+needs no look for long integers. It refuses a few texts orjson reads (nesting deeper than
+msgspec's limit, some invalid UTF-8 it reports otherwise): those are read as before, so that
+what `loads` accepts, and the value it gives, is orjson's rule whichever reads it
+(tests/property/test_json_rule.py).
 """
 
 import json
@@ -14,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import msgspec
 import orjson
 
 MAX_DEPTH = 254
@@ -47,9 +55,20 @@ def _room(depth: int) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
 def loads(data: bytes | str) -> Any:
     """The value of a JSON text, as orjson reads it (raising orjson.JSONDecodeError for what
     it refuses), with every integer beyond 64 bits exact."""
+    try:
+        return _DECODE(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return orjson_loads(data)  # refused, or read otherwise: orjson's rule says
+
+
+def orjson_loads(data: bytes | str) -> Any:
+    """`loads` by orjson alone, with a second reading for integers beyond 64 bits."""
     value = orjson.loads(data)
     if not _may_hold_big_int(data if isinstance(data, bytes) else data.encode()):
         return value
