@@ -17,11 +17,6 @@ def connect(database: str = ":memory:", read_only: bool = False,
     return con
 
 
-WORK_MEMORY = "400MB"
-"""What DuckDB may hold in memory while it derives a lake's weeks (it spills the rest to
-disk), so that an ingest's memory stays bounded whatever the size of its night."""
-
-
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> Any:
     """The first column of the first row of a query (None when it returns no row)."""
     row = con.execute(sql, params).fetchone() if params is not None else \

@@ -11,13 +11,14 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
 
-from transforms import warehouse
+from transforms import memory, warehouse
 from transforms.contracts import models, registry
 from transforms.ingest_summary import summarize
 from transforms.lake import (
@@ -30,7 +31,7 @@ from transforms.lake import (
 )
 from transforms.lake.core import KnownFile
 from transforms.normalize.columns import ColumnBuffers
-from transforms.normalize.worker import BlockResult, BlockTask, process_batch
+from transforms.normalize.worker import BlockResult, BlockTask, StagedParts, process_batch
 from transforms.read import ranges
 from transforms.read.dates import date_folder
 from transforms.read.discover import discover
@@ -110,6 +111,7 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     (transforms.contracts.models); they are stored with the lake and applied when the views are
     built, so a change re-reads no file."""
     now = now or datetime.now(UTC)
+    memory.budget().check()
     reg = registry.load(tools) if tools is not None else None
     tables = models.load(model_aliases, prices)
     lake = Lake(home)
@@ -330,6 +332,8 @@ def _run(todo: list[tuple[InputFile, FileReport]], parts: Path, block_bytes: int
     left = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
     if _parallel([f for f, _ in todo], n_workers, block_bytes):
         pool = ProcessPoolExecutor(n_workers, mp_context=_fork_server())
+    # Read in this process: one staged file per table and month for all the blocks.
+    here = StagedParts(parts, "here") if pool is None else None
     states: list[_FileState] = []
     in_flight: list[tuple[Future[list[BlockResult]], list[_FileState]]] = []
     batch: list[tuple[BlockTask, _FileState]] = []
@@ -343,13 +347,13 @@ def _run(todo: list[tuple[InputFile, FileReport]], parts: Path, block_bytes: int
         tasks, owners = [t for t, _ in batch], [o for _, o in batch]
         batch, batch_bytes = [], 0
         if pool is None:
-            for owner, res in zip(owners, process_batch(tasks), strict=True):
+            for owner, res in zip(owners, process_batch(tasks, here), strict=True):
                 owner.add(res)
             return
         in_flight.append((pool.submit(process_batch, tasks), owners))
         while len(in_flight) >= 2 * n_workers:
             fut, waiting = in_flight.pop(0)
-            for owner, res in zip(waiting, fut.result(), strict=True):
+            for owner, res in zip(waiting, _result(fut, waiting, n_workers), strict=True):
                 owner.add(res)
 
     try:
@@ -407,17 +411,31 @@ def _run(todo: list[tuple[InputFile, FileReport]], parts: Path, block_bytes: int
                 progress(f.size - seen)
         flush()
         for fut, waiting in in_flight:
-            for owner, res in zip(waiting, fut.result(), strict=True):
+            for owner, res in zip(waiting, _result(fut, waiting, n_workers), strict=True):
                 owner.add(res)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+        if here is not None:
+            here.close()
     for state in states:
         yield state.file, state.report, state.digest(), state.days
 
 
+def _result(fut: "Future[list[BlockResult]]", owners: list["_FileState"],
+            n_workers: int) -> list[BlockResult]:
+    """What a worker made of a task; a one-line MemoryStop when the system ended it."""
+    try:
+        return fut.result()
+    except BrokenProcessPool:
+        raise memory.worker_lost(owners[0].file.source_file,
+                                 memory.budget(n_workers)) from None
+
+
 def _workers(workers: int | None) -> int:
-    return workers if workers is not None else min(os.cpu_count() or 1, 8)
+    """The parser processes: those asked for (default: the cores, at most 8), as many as the
+    ingest's memory holds (transforms.memory)."""
+    return memory.budget(workers).workers
 
 
 def _parallel(files: list[InputFile], n_workers: int, block_bytes: int) -> bool:

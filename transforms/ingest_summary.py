@@ -5,7 +5,9 @@ transforms.ingest copies into its IngestReport)."""
 from dataclasses import dataclass
 from pathlib import Path
 
-from transforms import db
+import duckdb
+
+from transforms import db, memory
 from transforms.contracts.models import ModelTables
 from transforms.contracts.schemas import MANIFEST, TABLES
 from transforms.lake.core import scan_sql
@@ -55,7 +57,17 @@ def summarize(parts: Path, tables: ModelTables) -> StagedCounts:
     the models the price table does not price on their day (a run's, an LLM call's own): not
     listed at all (`mystery-1`), or a day before the model's first period (`gpt-4o before
     2024-05-13`)."""
-    con = db.connect()
+    plan = memory.budget()
+    try:
+        return _summarize(parts, tables, plan)
+    except duckdb.Error as e:
+        if memory.out_of_memory(e):
+            raise memory.stopped("counting what it read", e, plan) from None
+        raise
+
+
+def _summarize(parts: Path, tables: ModelTables, plan: memory.Budget) -> StagedCounts:
+    con = db.connect(memory_limit=plan.duckdb_limit)
     try:
         lookups.install(con, tables)
         for macro in ("canonical_model", "price_in_force", "finding_scope"):

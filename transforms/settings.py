@@ -32,7 +32,12 @@ class Settings(BaseSettings):
                                 "ingests: YYYY-MM-DD/ folders and loose files; or an "
                                 "s3://bucket/prefix URL.")
     workers: int | None = Field(None, ge=1, le=64, description="Parallel parser processes "
-                                "(default: the machine's cores, at most 8).")
+                                "(default: the machine's cores, at most 8, as many as the "
+                                "memory holds).")
+    memory_mb: float | None = Field(None, ge=400, le=16_777_216, allow_inf_nan=False,
+                                    description="Memory an ingest may use, in MiB, its workers "
+                                    "and DuckDB included (default: the machine's memory or its "
+                                    "container's limit, whichever is smaller).")
     tools: Path | None = Field(None, description="Tool registry (tools.json or tools.yaml) "
                                "that every run's tool calls are checked against.")
     model_aliases: Path | None = Field(None, description="Model alias table (YAML) extending "

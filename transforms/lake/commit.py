@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from transforms import memory
 from transforms.errors import InputError, RunlakeError
 from transforms.lake import files as lakefiles
 from transforms.lake.files import (
@@ -31,6 +32,7 @@ from transforms.lake.files import (
     lake_schema,
     stored,
 )
+from transforms.memory import MB
 from transforms.settings import MAX_RETENTION_HOURS
 
 if TYPE_CHECKING:
@@ -70,6 +72,7 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
     done, by table."""
     done: dict[str, int] = {}
     touched = sorted(set(months))
+    plan = memory.budget()
     for t in WRITTEN:
         dt = lake.newest(t)
         if dt is None:
@@ -81,8 +84,12 @@ def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dic
         for m in touched:
             if counts.get(m, 0) > COMPACT_FILES:
                 def compact(t: str = t, m: str = m) -> Any:
+                    # In the ingest's memory (transforms.memory): it spills beyond DuckDB's
+                    # share, and reads as many files at once as it may run workers.
                     return lake.open(t).optimize.compact(
-                        partition_filters=[(PARTITION, "=", m)])
+                        partition_filters=[(PARTITION, "=", m)],
+                        max_concurrent_tasks=plan.workers,
+                        max_spill_size=plan.duckdb_mb * MB)
                 with_retries(t, compact)
                 done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
     version = lake.log_version(MANIFEST)

@@ -74,16 +74,18 @@ class BlockResult:
     """Why a range could not be read (its lines are then read by the next ingest)."""
 
 
-def process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
+def process_batch(tasks: list[BlockTask], out: "StagedParts | None" = None
+                  ) -> list[BlockResult]:
     """Read and normalize several blocks (consecutive ranges of a large file, or small files'
     whole contents) and stage their rows in one Parquet file per table and month, under the
-    first task's part name, a row group per ROW_GROUP_INPUT bytes of input: only the rows of
-    the group being written are in memory, and an ingest stages few, large files that the lake need
-    not compact. The counts of each block."""
+    first task's part name (or in `out`, the files an ingest that reads in its own process
+    keeps open for all its blocks), a row group per ROW_GROUP_INPUT bytes of input: only the
+    rows of the group being written are in memory, and an ingest stages few, large files that
+    the lake need not compact. The counts of each block."""
     # The rows are tuples without cycles: with the cyclic collector on, building the Arrow
     # columns rescans millions of them (a third of the time of to_arrow).
     with _without_cyclic_gc():
-        return _process_batch(tasks)
+        return _process_batch(tasks, out)
 
 
 @contextmanager
@@ -106,9 +108,9 @@ bytes: a block of two-byte lines holds half as many quarantine rows as it has by
 for a block of readers.DEFAULT_BLOCK_BYTES), which held whole would take gigabytes."""
 
 
-def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
+def _process_batch(tasks: list[BlockTask], given: "StagedParts | None") -> list[BlockResult]:
     results: list[BlockResult] = []
-    out = StagedParts(Path(tasks[0].parts), tasks[0].part)
+    out = given or StagedParts(Path(tasks[0].parts), tasks[0].part)
     try:
         pending: list[ColumnBuffers] = []
         size = 0
@@ -122,7 +124,8 @@ def _process_batch(tasks: list[BlockTask]) -> list[BlockResult]:
                 pending, size = [], 0
         out.write(pending)
     finally:
-        out.close()
+        if given is None:
+            out.close()
     return results
 
 

@@ -21,6 +21,8 @@ rewrites every week.
 
 import hashlib
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from transforms import db
+from transforms import db, memory
 from transforms.contracts.schemas import TABLES
 from transforms.lake import (
     AS_READ,
@@ -79,9 +81,10 @@ ROW_GROUP_BYTES = "16MB"
 """What a row group of a derived table's files holds at most, uncompressed. A partitioned copy
 buffers a row group per open week: sized by a number of rows (DuckDB's default), its memory
 grew with the rows' width, and the messages of a night of long transcripts did not fit in
-WORK_MEMORY (docs/performance.md). Sized by bytes, a copy holds at most this much a week and
-a thread, whatever the rows hold. DuckDB sizes row groups by bytes only where it need not keep
-the rows' order, which no derived table needs (the views order what they show)."""
+DuckDB's share of the memory (docs/performance.md). Sized by bytes, a copy holds at most this
+much a week and a thread, whatever the rows hold. DuckDB sizes row groups by bytes only where
+it need not keep the rows' order, which no derived table needs (the views order what they
+show)."""
 
 WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
 """The staging tables the intermediate views read most: read once per window."""
@@ -98,10 +101,24 @@ DuckDB's default number of rows, for narrow rows)."""
 
 
 def derive_connection(scratch: Path) -> duckdb.DuckDBPyConnection:
-    """A connection of the derive: WORK_MEMORY, spilling into the scratch folder, the rows'
-    order not kept (ROW_GROUP_BYTES)."""
-    return db.connect(memory_limit=db.WORK_MEMORY, temp_directory=str(scratch / "spill"),
-                      preserve_insertion_order=False)
+    """A connection of the derive: DuckDB's share of the ingest's memory (transforms.memory),
+    spilling the rest into the scratch folder, the rows' order not kept (ROW_GROUP_BYTES)."""
+    return db.connect(memory_limit=memory.budget().duckdb_limit,
+                      temp_directory=str(scratch / "spill"), preserve_insertion_order=False)
+
+
+class Stage:
+    """What the derive is doing now, named in the one line of an ingest that ran out of
+    memory (transforms.memory.stopped)."""
+
+    def __init__(self) -> None:
+        self.now = "reading the lake's rows for the derive"
+
+    @contextmanager
+    def doing(self, what: str) -> Iterator[None]:
+        before, self.now = self.now, what
+        yield
+        self.now = before
 
 
 def derived(view: str) -> str:
@@ -135,14 +152,19 @@ def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
     versions readers saw). Returns what the manifest commit records: `derived_from` and the
     weeks rewritten."""
     scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
+    stage = Stage()
     try:
-        return _derive(lake, before, scratch, lake.versions())
+        return _derive(lake, before, scratch, lake.versions(), stage)
+    except duckdb.Error as e:
+        if memory.out_of_memory(e):
+            raise memory.stopped(stage.now, e, memory.budget()) from None
+        raise
     finally:
         clear_scratch(scratch)
 
 
 def _derive(lake: Lake, before: dict[str, int], scratch: Path,
-            now: dict[str, int]) -> dict[str, Any]:
+            now: dict[str, int], stage: Stage) -> dict[str, Any]:
     """Derive over the written tables at `now`."""
     key = digest(lake)
     previous = lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
@@ -180,7 +202,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
         stale = sorted(w for w in weeks if w is not None)
         chosen = None if full else [w.isoformat() for w in stale]
         if full or stale:
-            _compute(lake, scratch, written, superseded, stale, files, columns)
+            _compute(lake, scratch, written, superseded, stale, files, columns, stage)
             for f in _intermediate():
                 if f.stem not in LAKE_WIDE:
                     replace_partitions(lake, derived(f.stem), out / f.stem, chosen,
@@ -188,10 +210,12 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
             for t in PUBLIC:
                 if t != "flags":
                     replace_partitions(lake, t, out / t, chosen, out / f"{t}.schema.parquet")
-        far_weeks = _lake_wide(con, lake, before, scratch, full)
+        with stage.doing("deriving the findings that read the whole lake"):
+            far_weeks = _lake_wide(con, lake, before, scratch, full)
         if full or stale or far_weeks:
-            _public_flags(con, lake, scratch,
-                          None if chosen is None else sorted(set(chosen) | far_weeks))
+            with stage.doing("deriving lake/flags"):
+                _public_flags(con, lake, scratch,
+                              None if chosen is None else sorted(set(chosen) | far_weeks))
         if full or changed_lines:
             replace_partitions(lake, SUPERSEDED, superseded, None, superseded)
     finally:
@@ -296,7 +320,7 @@ def week_sql(key: str | None) -> str:
 
 def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Path,
              weeks: list[date], files: dict[str, list[DataFile]],
-             columns: dict[str, set[str]]) -> None:
+             columns: dict[str, set[str]], stage: Stage) -> None:
     """Compute the intermediate views and the public tables for `weeks`, a group of adjacent
     weeks in one pass, into scratch/out/<name>/week=<week>/ (and each one's schema beside,
     also when no week has rows)."""
@@ -337,12 +361,17 @@ def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Pat
                     continue
                 relation = f"intermediate.{f.stem}" if f.parent.name == "intermediate" \
                     else f"main.{f.stem}"
-                if f.parent.name == "intermediate":
-                    # Later views read this one whole (the margin days included).
-                    con.execute(f"CREATE TABLE {relation}__window AS SELECT * FROM {relation}")
-                    con.execute(f"CREATE OR REPLACE VIEW {relation} AS "
-                                f"SELECT * FROM {relation}__window")
-                _write_weeks(con, relation, f.stem, out, names, i)
+                weeks_text = f"{first + timedelta(days=MARGIN_DAYS)} to " \
+                    f"{last - timedelta(days=MARGIN_DAYS)}"
+                table = derived(f.stem) if f.parent.name == "intermediate" else f.stem
+                with stage.doing(f"deriving lake/{table} for the weeks of {weeks_text}"):
+                    if f.parent.name == "intermediate":
+                        # Later views read this one whole (the margin days included).
+                        con.execute(f"CREATE TABLE {relation}__window AS "
+                                    f"SELECT * FROM {relation}")
+                        con.execute(f"CREATE OR REPLACE VIEW {relation} AS "
+                                    f"SELECT * FROM {relation}__window")
+                    _write_weeks(con, relation, f.stem, out, names, i)
     finally:
         con.close()
 
