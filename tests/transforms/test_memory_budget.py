@@ -93,7 +93,9 @@ def test_a_stage_that_runs_out_of_memory_says_which_in_one_line(
     assert "\n" not in told
     where = "counting what it read" if stage == "summary" else "the derive"
     assert told.startswith("the ingest stopped while ") and where in told.split(":")[0], told
-    assert re.search(r"DuckDB needed [\d.]+ \w+ more with [\d.]+ \w+ of its 1.9 MiB in use", told)
+    # What it asked for, where DuckDB's message says (it does not always).
+    assert re.search(r"DuckDB needed ([\d.]+ \w+ more with [\d.]+ \w+ of its 1.9 MiB in use"
+                     r"|more memory than it had)", told), told
     assert "(2 MB for DuckDB, of 4,096 MB: the test's budget)" \
         in told and "RUNLAKE_MEMORY_MB" in told, told
     assert Lake(home).snapshot() == before  # the lake keeps its previous version

@@ -304,6 +304,10 @@ MANIFEST = "ingest_files"
 # Tables whose rows belong to one input line of a run: superseded together when a later line
 # carries the same run_id.
 RUN_TABLES = ("runs", "messages", "tool_calls", "thinking", "metadata_kv", "flags")
+LINKED = ("messages", "tool_calls", "thinking", "metadata_kv")
+"""The tables whose rows the lake shows as they were written, once their run is known and
+their line is not replaced by a later one: a staged file of them holds one week's rows, and
+the lake table shows it as it is (transforms.warehouse.linked)."""
 
 
 VIEW_COLUMNS: dict[str, tuple[Column, ...]] = {

@@ -134,6 +134,29 @@ class Store:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(local, target)
 
+    def link(self, source: str, *parts: str) -> None:
+        """Make the file `source` (a name `url` gave) also the file `parts`, without writing
+        its bytes again: a hard link on a local folder (a copy where the file system has
+        none), a copy made by the object store itself on object storage."""
+        if self.remote:
+            self.fs.copy(source[len(S3):], self._key(*parts))
+            return
+        target = self.path(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            if not os.path.samefile(source, target):
+                os.replace(self._copy_beside(source, target), target)
+        except OSError:  # no hard links here (another device, a file system without them)
+            os.replace(self._copy_beside(source, target), target)
+
+    @staticmethod
+    def _copy_beside(source: str, target: Path) -> Path:
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
+        shutil.copyfile(source, tmp)
+        return tmp
+
     def rmtree(self, *parts: str) -> None:
         if self.remote:
             with contextlib.suppress(FileNotFoundError):

@@ -11,7 +11,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from transforms.contracts.registry import Registry
-from transforms.contracts.schemas import MANIFEST, PARTITION, TABLES
+from transforms.contracts.schemas import LINKED, MANIFEST, PARTITION, TABLES
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.durable import DurableNormalizer
 from transforms.normalize.otlp import OtlpNormalizer
@@ -130,14 +130,16 @@ def _process_batch(tasks: list[BlockTask], given: "StagedParts | None") -> list[
 
 
 class StagedParts:
-    """One Parquet file per table and month of the staged parts, written a row group at a
-    time, in the lake's final format: the commit adds these files to the Delta tables as they
+    """One Parquet file per table and month of the staged parts (for the tables the lake
+    shows as written, LINKED: per week of a month, the rows that name no run in a file of
+    their own), written a row group at a time,
+    in the lake's final format: the commit adds these files to the Delta tables as they
     are."""
 
     def __init__(self, parts: Path, part: str) -> None:
         self.folder = parts
         self.part = part
-        self._writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+        self._writers: dict[tuple[str, str, str], pq.ParquetWriter] = {}
 
     def write(self, buffers: list[ColumnBuffers]) -> None:
         for t in TABLES:
@@ -147,22 +149,49 @@ class StagedParts:
             if parts:
                 table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
                 for month, piece in by_month(table):
-                    self._writer(t, month).write_table(piece)
+                    if t not in LINKED:
+                        self._writer(t, month, "").write_table(piece)
+                        continue
+                    for week, rows in by_week(piece):
+                        # Rows that name no run (a span's) apart: the others can be linked.
+                        pending = pc.is_null(rows.column("run_id"))
+                        some = pc.any(pending).as_py()
+                        if not some or not pc.all(pending).as_py():
+                            own = rows.filter(pc.invert(pending)) if some else rows
+                            self._writer(t, month, week).write_table(own)
+                        if some:
+                            self._writer(t, month, f"{week}-runless").write_table(
+                                rows.filter(pending))
 
-    def _writer(self, table: str, month: str) -> pq.ParquetWriter:
-        w = self._writers.get((table, month))
+    def _writer(self, table: str, month: str, week: str) -> pq.ParquetWriter:
+        w = self._writers.get((table, month, week))
         if w is None:
             folder = self.folder / table / f"{PARTITION}={month}"
             folder.mkdir(parents=True, exist_ok=True)
-            w = pq.ParquetWriter(folder / f"part-{self.part}.parquet", TABLES[table].schema,
+            name = f"part-{self.part}{'-' + week if week else ''}.parquet"
+            w = pq.ParquetWriter(folder / name, TABLES[table].schema,
                                  compression="zstd", compression_level=1)
-            self._writers[(table, month)] = w
+            self._writers[(table, month, week)] = w
         return w
 
     def close(self) -> None:
         for w in self._writers.values():
             w.close()
         self._writers.clear()
+
+
+def by_week(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """The rows of `table` by the week of their day (its Monday, YYYY-MM-DD)."""
+    days = table.column("day")
+    weeks = sorted({d - timedelta(days=d.weekday()) for d in pc.unique(days).to_pylist()})
+    for monday in weeks:
+        if len(weeks) == 1:
+            yield monday.isoformat(), table
+            continue
+        after = monday + timedelta(days=7)
+        yield monday.isoformat(), table.filter(pc.and_(
+            pc.greater_equal(days, pa.scalar(monday, pa.date32())),
+            pc.less(days, pa.scalar(after, pa.date32()))))
 
 
 def by_month(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:

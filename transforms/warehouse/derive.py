@@ -47,6 +47,15 @@ from transforms.lake import (
 )
 from transforms.lake.commit import replace_partitions
 from transforms.lake.core import DataFile
+from transforms.warehouse.linked import (
+    LINKED,
+    commit_linked,
+    lines_files,
+    linkable,
+    losers,
+    restore,
+    window_view,
+)
 from transforms.warehouse.sqlfiles import reads, sql_files
 from transforms.warehouse.staging import (
     SUPERSEDED,
@@ -91,7 +100,7 @@ WINDOW_INPUTS = ("runs", "spans", "llm_calls", "tool_calls", "flags")
 
 DIGEST_LAYERS = ("macros", "intermediate", "marts")
 
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 """Part of the `derived_from` digest: a runlake that stores derived rows otherwise changes it."""
 
 
@@ -190,6 +199,10 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
         con.execute(f"COPY derive.superseded TO {sql_str(str(superseded))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         changed_lines = _superseded_days(con, lake, before)
+        lost = losers(con, "derive.superseded")
+        staged = {t: lines_files(lake, t, now.get(stored(t), -1)) for t in LINKED}
+        computed = {t: {f.url for f in fs if not linkable(f, lost)}
+                    for t, fs in staged.items()}
         weeks: set[date | None]
         if full:
             weeks = _all_weeks(files)
@@ -202,13 +215,16 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
         stale = sorted(w for w in weeks if w is not None)
         chosen = None if full else [w.isoformat() for w in stale]
         if full or stale:
-            _compute(lake, scratch, written, superseded, stale, files, columns, stage)
+            _compute(lake, scratch, written, superseded, stale, files, columns, stage, computed)
             for f in _intermediate():
                 if f.stem not in LAKE_WIDE:
                     replace_partitions(lake, derived(f.stem), out / f.stem, chosen,
                                        out / f"{f.stem}.schema.parquet")
             for t in PUBLIC:
-                if t != "flags":
+                if t in LINKED:
+                    commit_linked(lake, t, staged[t], lost, chosen, out / t,
+                                  out / f"{t}.schema.parquet")
+                elif t != "flags":
                     replace_partitions(lake, t, out / t, chosen, out / f"{t}.schema.parquet")
         with stage.doing("deriving the findings that read the whole lake"):
             far_weeks = _lake_wide(con, lake, before, scratch, full)
@@ -320,10 +336,11 @@ def week_sql(key: str | None) -> str:
 
 def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Path,
              weeks: list[date], files: dict[str, list[DataFile]],
-             columns: dict[str, set[str]], stage: Stage) -> None:
+             columns: dict[str, set[str]], stage: Stage, computed: dict[str, set[str]]) -> None:
     """Compute the intermediate views and the public tables for `weeks`, a group of adjacent
     weeks in one pass, into scratch/out/<name>/week=<week>/ (and each one's schema beside,
-    also when no week has rows)."""
+    also when no week has rows). A LINKED table's rows are computed from its staged files in
+    `computed` only: the others are linked (transforms.warehouse.linked)."""
     con = derive_connection(scratch)
     out = scratch / "out"
     try:
@@ -365,6 +382,15 @@ def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Pat
                     f"{last - timedelta(days=MARGIN_DAYS)}"
                 table = derived(f.stem) if f.parent.name == "intermediate" else f.stem
                 with stage.doing(f"deriving lake/{table} for the weeks of {weeks_text}"):
+                    if public and f.stem in LINKED:
+                        window_view(con, f.stem, sorted(
+                            set(window.files[f.stem]) & computed[f.stem]),
+                            columns[f.stem], first, last)
+                        try:
+                            _write_weeks(con, relation, f.stem, out, names, i)
+                        finally:
+                            restore(con, f.stem)
+                        continue
                     if f.parent.name == "intermediate":
                         # Later views read this one whole (the margin days included).
                         con.execute(f"CREATE TABLE {relation}__window AS "

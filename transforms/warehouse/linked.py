@@ -1,0 +1,210 @@
+"""The lake tables whose rows are shown as written (LINKED: messages, tool_calls, thinking,
+metadata_kv), each row written once.
+
+A worker stages these tables' rows one file per week (transforms.normalize.worker), and the
+commit adds the file to lake/_lines/<table>. A staged file whose every row names its run (the
+rows of response lines) and none of whose lines lost to a later line with the same run_id
+holds exactly the rows the view shows: lake/<table> shows that same file, linked rather than
+written again (a hard link on a local folder, the object store's own copy on object storage),
+as `week=<week>/L-<its name>`. The other rows (a span's, whose run is found through the span;
+those of a file that holds a losing line, or rows of several weeks) are derived a week at a
+time as every derived table is, into files named `C-<tag>-<n>`.
+
+A commit links the files that became linkable and unlinks those that no longer are (removed,
+or holding a line that lost since), and rewrites the derived files of the weeks it derives
+(transforms.warehouse.derive). Both are one Delta transaction on lake/<table>.
+"""
+
+import bisect
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from transforms.contracts.schemas import LINKED
+from transforms.lake import WEEK, Lake, files_sql, stored
+from transforms.lake import files as lakefiles
+from transforms.lake.commit import with_retries
+
+__all__ = ["LINKED", "LinesFile", "commit_linked", "computed_rows_sql", "lines_files", "linkable",
+           "losers", "restore", "window_view"]
+
+LINK = "L-"
+"""The name of a staged file shown as it is: L-<the staged file's name>."""
+COMPUTED = "C-"
+"""The name of a file of derived rows: C-<tag>-<n>."""
+
+
+@dataclass(frozen=True)
+class LinesFile:
+    """A staged file of a LINKED table, as its statistics describe it."""
+
+    url: str
+    name: str
+    first: date | None
+    last: date | None
+    pending: bool
+    """Some row names no run (a span's: its run is found through the span)."""
+    lo: str | None
+    hi: str | None
+    """The least and greatest source_file of its rows."""
+
+    @property
+    def week(self) -> str | None:
+        """The week (its Monday) of every row, or None when its rows span weeks or its days
+        are not known."""
+        if self.first is None or self.last is None:
+            return None
+        monday = self.first - timedelta(days=self.first.weekday())
+        return monday.isoformat() if self.last < monday + timedelta(days=7) else None
+
+
+def lines_files(lake: Lake, table: str, version: int) -> list[LinesFile]:
+    """The staged files of a LINKED table at `version` of lake/_lines/<table>."""
+    dt = lake.open(stored(table), version) if version >= 0 else None
+    if dt is None:
+        return []
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    n = actions.num_rows
+
+    def column(name: str) -> list[Any]:
+        return actions.column(name).to_pylist() if name in actions.column_names else [None] * n
+
+    out = []
+    for path, first, last, nulls, lo, hi in zip(
+            column("path"), column("min.day"), column("max.day"), column("null_count.run_id"),
+            column("min.source_file"), column("max.source_file"), strict=True):
+        parts = unquote(path).split("/")
+        out.append(LinesFile(lake.store.url(stored(table), *parts), parts[-1], first, last,
+                             nulls is None or nulls > 0, lo, hi))
+    return out
+
+
+def losers(con: duckdb.DuckDBPyConnection, relation: str) -> list[tuple[str, date]]:
+    """(source_file, day) of every line that lost to a later line with its run_id, sorted
+    (`relation`: the superseded lines of this lake version)."""
+    return sorted(con.execute(f"SELECT DISTINCT source_file, day FROM {relation} "
+                              "WHERE source_file IS NOT NULL AND day IS NOT NULL").fetchall())
+
+
+def linkable(f: LinesFile, lost: list[tuple[str, date]]) -> bool:
+    """The file holds exactly the rows the view shows: one week's, each naming its run, and
+    no line that lost (`lost`: `losers`). A file whose range of source files and days holds a
+    losing line counts as holding it."""
+    if f.week is None or f.pending or f.lo is None or f.hi is None:
+        return False
+    assert f.first is not None and f.last is not None
+    i = bisect.bisect_left(lost, (f.lo, date.min))
+    while i < len(lost) and lost[i][0] <= f.hi:
+        if f.first <= lost[i][1] <= f.last:
+            return False
+        i += 1
+    return True
+
+
+def computed_rows_sql(files: list[str], table: str, columns: set[str], first: date,
+                      last: date) -> str:
+    """The rows of the staged files `files` of `table` that a derive computes, for the days
+    `first`..`last`, without the lines that lost to a later line (the staging view of
+    superseded lines)."""
+    body = files_sql(files, table, columns)
+    return (f"SELECT * FROM ({body}) AS r WHERE r.day BETWEEN DATE '{first}' AND DATE '{last}' "
+            "AND NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines AS l WHERE "
+            "l.run_id = r.run_id AND l.source_file = r.source_file "
+            "AND l.source_line = r.source_line)")
+
+
+def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tuple[str, date]],
+           weeks: list[str] | None, computed: Path, schema_file: Path) -> int:
+    """One transaction on lake/<table>: the linkable staged files linked and those no longer
+    linkable unlinked; the derived files of `weeks` (None: every week, and every file the
+    table has) replaced by those under `computed` (week=<week>/*.parquet). Returns the
+    version."""
+    from deltalake import DeltaTable
+    from deltalake.transaction import AddAction, RemoveAction
+
+    columns = pq.read_schema(schema_file)
+    schema = pa.schema([*columns, pa.field(WEEK, pa.string())])
+    if lake.newest(table) is None:
+        stats = [c for c in lakefiles.STATS_COLUMNS if c in columns.names]
+        DeltaTable.create(lake.delta_uri(table), schema, partition_by=[WEEK], mode="ignore",
+                          configuration={**lakefiles.LOG_PROPERTIES,
+                                         "delta.dataSkippingStatsColumns": ",".join(stats)},
+                          storage_options=lake.store.options or None)
+    wanted = {f"{f.week}/{LINK}{f.name}": f for f in staged if linkable(f, lost)}
+    tag = uuid.uuid4().hex
+    derived = []
+    for i, p in enumerate(sorted(computed.glob(f"{WEEK}=*/*.parquet"))):
+        week = p.parent.name.removeprefix(f"{WEEK}=")
+        name = f"{COMPUTED}{tag}-{i:05d}.parquet"
+        meta, size = pq.read_metadata(p), p.stat().st_size
+        lake.store.put(p, table, f"{WEEK}={week}", name)
+        derived.append((f"{WEEK}={week}/{name}", week, meta, size))
+    recomputed = None if weeks is None else set(weeks)
+
+    def attempt() -> int:
+        dt = lake.open(table)
+        actions = pa.table(dt.get_add_actions(flatten=True))
+        paths = actions.column("path").to_pylist()
+        sizes = actions.column("size_bytes").to_pylist()
+        in_week = actions.column(f"partition.{WEEK}").to_pylist() \
+            if f"partition.{WEEK}" in actions.column_names else [None] * len(paths)
+        now = int(time.time() * 1000)
+        removes, linked = [], set()
+        for path, size, week in zip(paths, sizes, in_week, strict=True):
+            name = unquote(path).rsplit("/", 1)[-1]
+            key = f"{week}/{name}"
+            if name.startswith(LINK) and key in wanted:
+                linked.add(key)  # shown already, and still to be
+                continue
+            if recomputed is None or name.startswith(LINK) or week in recomputed:
+                removes.append(RemoveAction(path, True, now, int(size), {WEEK: week}))
+        adds = []
+        for key, f in sorted(wanted.items()):
+            if key in linked:
+                continue
+            week, name = key.split("/", 1)
+            lake.store.link(f.url, table, f"{WEEK}={week}", name)
+            meta = pq.read_metadata(_open(lake, f.url))
+            size = lake.store.size(table, f"{WEEK}={week}", name) or 0
+            adds.append(AddAction(f"{WEEK}={week}/{name}", size, {WEEK: week}, now, True,
+                                  lakefiles.file_stats(meta)))
+        adds += [AddAction(rel, size, {WEEK: week}, now, True, lakefiles.file_stats(meta))
+                 for rel, week, meta, size in derived]
+        if removes or adds:
+            dt.create_write_transaction([*removes, *adds], mode="append", schema=schema,
+                                        partition_by=[WEEK])
+        return lake.log_version(table)
+
+    # Under the commit lock (Lake.committing): no other writer changes the table meanwhile.
+    return with_retries(table, attempt)
+
+
+def _open(lake: Lake, url: str) -> Any:
+    """A file of the lake to read Parquet metadata from (a path, or an object store file)."""
+    if lake.remote:
+        return lake.store.fs.open(url[len("s3://"):], "rb")
+    return url
+
+
+def window_view(con: duckdb.DuckDBPyConnection, table: str, files: list[str],
+                columns: set[str], first: date, last: date) -> None:
+    """Make staging.stg_<table> the rows a derive computes of the window `first`..`last` (the
+    staged files that are not linked) while the table's view is derived; `restore` gives the
+    view back its rows."""
+    con.execute(f"ALTER VIEW staging.stg_{table} RENAME TO stg_{table}__all")
+    con.execute(f"CREATE VIEW staging.stg_{table} AS "
+                f"{computed_rows_sql(files, table, columns, first, last)}")
+
+
+def restore(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    con.execute(f"DROP VIEW staging.stg_{table}")
+    con.execute(f"ALTER VIEW staging.stg_{table}__all RENAME TO stg_{table}")
+
