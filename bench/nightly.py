@@ -13,7 +13,7 @@ each repeat, each H and each tree, interleaved, each step in a fresh process:
 
 - the night: the seed copied back to the path it was built at, then `runlake ingest NIGHT`.
   Wall time from outside, split inside the process where the code allows: the written tables'
-  commits (`Lake._commit_table`), the derive (`warehouse.derive.derive`, step 2 of the commit;
+  commits (`Lake.commit_table`), the derive (`warehouse.derive.derive`, step 2 of the commit;
   the baseline's `warehouse.derived.derive`, run by `warehouse.publish` after the manifest
   commit; of it, the weeks' SQL (`_compute`, the baseline's `_derive_weeks`) and the derived
   tables' Delta commits (`replace_partitions`)), compaction and vacuum (`Lake.maintain`), the
@@ -95,7 +95,7 @@ def wrap(owner, name, key):
 
 wrap(ing, "ingest", "ingest")
 wrap(core.Lake, "commit", "commit")
-wrap(core.Lake, "_commit_table", "tables")
+wrap(core.Lake, "commit_table", "tables")
 wrap(core.Lake, "maintain", "maintain")
 wrap(ing, "derive", "derive")         # step 2 of the commit (the derived tables)
 wrap(publishing, "derive", "derive")  # run by publish after the commit (the week folders)

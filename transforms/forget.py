@@ -29,7 +29,7 @@ from transforms.lake import (
     migrate,
 )
 from transforms.read.readers import source_name
-from transforms.warehouse.derive import derive
+from transforms.warehouse.lake_version import commit_version
 
 
 @dataclass
@@ -89,9 +89,9 @@ def forget(paths: list[Path], home: Path | str,
             wanted = set(files)
             days: set[date] = {d for r in rows if r["source_file"] in wanted
                                for d in r["days"] or ()}
-            result = lake.commit(nothing_staged, files, lake_schema(MANIFEST).empty_table(),
-                                 ingest_id, days, retention_hours, action="forget",
-                                 derive=derive)
+            result = commit_version(lake, nothing_staged, files,
+                                    lake_schema(MANIFEST).empty_table(), ingest_id, days,
+                                    retention_hours, action="forget")
             report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
             report.version = result.versions.get(MANIFEST)
         else:

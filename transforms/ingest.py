@@ -43,7 +43,7 @@ from transforms.read.readers import (
 )
 from transforms.read.streams import combine, file_sha256
 from transforms.warehouse import lookups
-from transforms.warehouse.derive import derive
+from transforms.warehouse.lake_version import commit_version
 
 Progress = Callable[[int], None]
 """Called with the number of input bytes just read."""
@@ -196,9 +196,10 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
                 lake.write_registry(reg.rows())
             with lake.committing():
                 # A renamed file's old name is among the sources: its rows go in this commit.
-                result = lake.commit(parts, [f.source_file for f, _ in todo] + gone,
-                                     ingest_rows.to_arrow("ingest_files"), ingest_id, all_days,
-                                     retention_hours, derive=derive)
+                result = commit_version(lake, parts,
+                                        [f.source_file for f, _ in todo] + gone,
+                                        ingest_rows.to_arrow("ingest_files"), ingest_id,
+                                        all_days, retention_hours)
             report.days = result.days
             report.maintenance = result.maintenance
         # Also after an ingest that died before its warehouse file was built, and after a

@@ -21,8 +21,8 @@ def clean_digests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 STAGES = [
-    ("Lake", "_commit_table", 5),     # half of the tables committed
-    ("Lake", "commit", 1),            # the manifest committed, nothing published
+    ("Lake", "commit_table", 5),     # half of the tables committed
+    ("Lake", "commit_manifest", 1),   # the manifest committed, nothing published
 ]
 
 

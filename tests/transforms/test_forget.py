@@ -179,7 +179,7 @@ def test_a_forget_killed_after_its_commit_serves_no_forgotten_row_and_a_rerun_fi
 def test_a_forget_killed_before_its_commit_forgot_nothing_and_a_rerun_forgets(
         tmp_path: Path) -> None:
     home, secret, _ = _two_files(tmp_path)
-    _killed_forget(home, secret, "Lake", "commit", "before")
+    _killed_forget(home, secret, "Lake", "commit_table", "before")
     assert history(Lake(home), 1)[0]["action"] == "ingest"
     assert _run_ids(home) == ["o1", "s1"]
     report = forget([secret], home)

@@ -16,6 +16,7 @@ from transforms import warehouse
 from transforms.contracts.schemas import RUN_TABLES
 from transforms.ingest import ingest
 from transforms.lake import commit as lakecommit
+from transforms.lake import tables as lake_tables
 from transforms.warehouse import derive as derive_mod
 from transforms.warehouse import publishing, sqlfiles
 
@@ -784,7 +785,7 @@ def test_the_newest_lake_version_is_read_from_the_newest_commits(
     lake = lake_mod.Lake(home)
     newest, meta, first, meta_first = lake.snapshot(), lake.meta(), lake.snapshot(1), lake.meta(1)
     manifest_uri = lake.delta_uri(lake_mod.MANIFEST)
-    for _ in range(lake_mod.core.RECENT_COMMITS + 3):  # commits that change no row
+    for _ in range(lake_tables.RECENT_COMMITS + 3):  # commits that change no row
         dt = DeltaTable(manifest_uri)
         dt.create_write_transaction([], mode="append", schema=dt.schema())
     windows: list[int | None] = []
@@ -817,7 +818,7 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    monkeypatch.setattr(lake_mod.core, "_AT_VERSION", {})
+    monkeypatch.setattr(lake_tables, "_AT_VERSION", {})
     opened: list[tuple[str, int | None]] = []
     init = DeltaTable.__init__
 
@@ -850,8 +851,8 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     assert later.version() > version
     assert len(later.file_uris()) == len(fresh.file_uris()) + 1
     # A long-lived process keeps a table's newest versions only.
-    shared = lake_mod.core._AT_VERSION
-    assert 0 < sum(k[0] == lake.delta_uri(runs) for k in shared) <= lake_mod.core.KEPT_VERSIONS
+    shared = lake_tables._AT_VERSION
+    assert 0 < sum(k[0] == lake.delta_uri(runs) for k in shared) <= lake_tables.KEPT_VERSIONS
     # The same table removed and made again up to the same version, with no rows: that
     # version is not the old one's.
     shutil.rmtree(lake.root / runs)

@@ -47,13 +47,14 @@ ingest([Path(p) for p in sys.argv[5:]], Path(sys.argv[4]), workers=1)
 
 STAGES = [
     ("lakefiles", "file_stats", 1),   # staged files moved into runs, nothing committed
-    ("Lake", "_commit_table", 1),     # runs committed, the other tables not
-    ("Lake", "_commit_table", 5),     # half of the tables committed
-    ("Lake", "_commit_table", 9),     # every data table committed, nothing derived
+    ("Lake", "commit_table", 1),     # runs committed, the other tables not
+    ("Lake", "commit_table", 5),     # half of the tables committed
+    ("Lake", "commit_table", 9),     # every data table committed, nothing derived
     ("derive", "replace_partitions", 1),   # one derived table rewritten
     ("derive", "replace_partitions", 12),  # most derived tables rewritten, flags not
+    ("derive", "commit_linked", 2),   # two of the tables shown as written committed
     ("Lake", "maintain", 1),          # every table derived and compacted, the manifest not
-    ("Lake", "commit", 1),            # the manifest committed, the warehouse file not built
+    ("Lake", "commit_manifest", 1),   # the manifest committed, the warehouse file not built
     ("warehouse", "build", 1),        # built
 ]
 

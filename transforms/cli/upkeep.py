@@ -121,9 +121,9 @@ def doctor_cmd(
     if not repair:
         out.print("run `runlake doctor --repair` to repair it")
         raise typer.Exit(1)
-    from transforms.warehouse.derive import derive
+    from transforms.warehouse.lake_version import commit_version
 
-    done = doctor.repair(lake, derive)
+    done = doctor.repair(lake, commit_version)
     for t in done.moved:
         out.print(_printable(f"moved aside (its log could not be read): lake/{t} -> "
                              f"lake/{doctor.DAMAGED}/"), highlight=False, markup=False)

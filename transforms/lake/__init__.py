@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         TABLES,
         WEEK,
         WRITTEN,
-        Derive,
         Lake,
         claim_scratch,
         clear_scratch,
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "LINES", "MANIFEST",
            "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA",
-           "TABLES", "WEEK", "WRITTEN", "Derive", "Lake", "claim_scratch", "clear_scratch",
+           "TABLES", "WEEK", "WRITTEN", "Lake", "claim_scratch", "clear_scratch",
            "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str", "stored"]
 
 

@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -28,10 +28,10 @@ from transforms.lake import (
     MANIFEST_MADE,
     PARTITION,
     WRITTEN,
-    Derive,
     Lake,
     lake_schema,
 )
+from transforms.lake.commit import CommitResult
 
 DAMAGED = ".damaged"
 """lake/.damaged/: tables whose log could not be read, moved aside by a repair."""
@@ -170,12 +170,17 @@ class Repair:
     """Tables moved aside to lake/.damaged/ because their log could not be read."""
 
 
-def repair(lake: Lake, derive: Derive) -> Repair:
+Committer = Callable[..., CommitResult]
+"""What commits a lake version (transforms.warehouse.lake_version.commit_version)."""
+
+
+def repair(lake: Lake, commit: Committer) -> Repair:
     """Make the lake consistent again: drop damaged data files from their tables' logs, move
     aside tables whose log cannot be read, and remove every row (and the ingest_files row) of
     the input files that had rows in anything damaged, so that the next ingest of those files
-    reads them whole; a damaged derived table is moved aside and made again (`derive`).
-    Returns what was done; the caller reads the files again."""
+    reads them whole; a damaged derived table is moved aside and made again, in a lake version
+    `commit` makes (transforms.warehouse.lake_version.commit_version). Returns what was done;
+    the caller reads the files again."""
     with lake.committing():
         found = check(lake)
         if not found:
@@ -201,7 +206,7 @@ def repair(lake: Lake, derive: Derive) -> Repair:
             sources = _all_sources(lake)
         else:
             sources = set().union(*(d.sources or set() for d in found))
-        _forget(lake, sorted(sources), derive)
+        _forget(lake, sorted(sources), commit)
         return Repair(found, sorted(sources), moved)
 
 
@@ -238,15 +243,14 @@ def _all_sources(lake: Lake) -> set[str]:
     return out
 
 
-def _forget(lake: Lake, sources: list[str], derive: Derive) -> None:
+def _forget(lake: Lake, sources: list[str], commit: Committer) -> None:
     """Remove every row of `sources` from every table, committed as one lake version (also
     with no sources: the derived tables are then made again)."""
     parts = lake.where.scratch / f"repair-{uuid.uuid4().hex}"
     parts.mkdir(parents=True)
     try:
         empty = lake_schema(MANIFEST).empty_table()
-        lake.commit(parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
-                    derive=derive)
+        commit(lake, parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair")
     finally:
         shutil.rmtree(parts, ignore_errors=True)
 

@@ -16,6 +16,7 @@ import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,18 @@ from transforms.objectstore import cache_folder, filesystem, storage_options
 from transforms.settings import S3, is_remote
 
 FILE_NAME = "warehouse.duckdb"
+
+
+COMMIT_LOCK = ".commit.lock"
+"""lake/.commit.lock on a local folder: the file the writer committing now locks."""
+WRITER_LOCK = "_writer.lock"
+"""lake/_writer.lock on object storage: the writer committing now (Store.writer_lock)."""
+
+
+def remote_stamp(info: dict[str, Any]) -> tuple[Any, ...]:
+    """An object's ETag and size, as a listing and a HEAD both give them (not its date: a
+    listing gives milliseconds, a HEAD whole seconds)."""
+    return (str(info.get("ETag") or info.get("etag") or "").strip('"'), info.get("size"))
 
 
 class Store:
@@ -156,6 +169,57 @@ class Store:
         tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}")
         shutil.copyfile(source, tmp)
         return tmp
+
+    def stamp(self, *parts: str) -> tuple[Any, ...] | None:
+        """What tells this file from another of the same name (None when it is not there):
+        its ETag and size on an object store, its inode, size and modification time on a
+        local folder."""
+        try:
+            if self.remote:
+                return remote_stamp(self.fs.info(self._key(*parts)))
+            st = os.stat(self.path(*parts))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def listing(self, *parts: str) -> dict[str, tuple[Any, ...] | None]:
+        """Name -> stamp of what a folder holds, from one listing (a local folder's stamps
+        are not read: None); FileNotFoundError when there is no such folder."""
+        if self.remote:
+            return {str(f["name"]).rsplit("/", 1)[-1]: remote_stamp(f)
+                    for f in self.fs.ls(self._key(*parts), detail=True)}
+        try:
+            return dict.fromkeys(os.listdir(self.path(*parts)))
+        except NotADirectoryError:
+            raise FileNotFoundError(self.url(*parts)) from None
+
+    def folders(self, *parts: str) -> list[str]:
+        """The names of the folders in a folder (on an object store, every name under the
+        prefix); none when it is not there."""
+        if self.remote:
+            try:
+                found = self.fs.ls(self._key(*parts), detail=False)
+            except FileNotFoundError:
+                return []
+            return [str(f).rstrip("/").rsplit("/", 1)[-1] for f in found]
+        try:
+            return [p.name for p in self.path(*parts).iterdir() if p.is_dir()]
+        except OSError:
+            return []
+
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the store's writer lock while the block runs, waiting for any other holder: a
+        file lock (.commit.lock) on a local folder, on an object store an object
+        (_writer.lock) created only if it is not there (transforms.lake.locks)."""
+        from transforms.lake import locks
+
+        if self.remote:
+            with locks.bucket_lock(self.fs, self._key(WRITER_LOCK)):
+                yield
+            return
+        with locks.file_lock(self.path(COMMIT_LOCK)):
+            yield
 
     def rmtree(self, *parts: str) -> None:
         if self.remote:

@@ -156,10 +156,10 @@ def digest(lake: Lake) -> str:
 
 
 def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
-    """Step 2 of a commit (transforms.lake.core.Derive), under the commit lock: rewrite the
-    derived tables for what the written tables changed since the lake version `before` (the
-    versions readers saw). Returns what the manifest commit records: `derived_from` and the
-    weeks rewritten."""
+    """Step 2 of a lake version (transforms.warehouse.lake_version), under the commit lock:
+    rewrite the derived tables for what the written tables changed since the lake version
+    `before` (the versions readers saw). Returns what the manifest commit records:
+    `derived_from` and the weeks rewritten."""
     scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
     stage = Stage()
     try:

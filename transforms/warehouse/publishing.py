@@ -23,7 +23,6 @@ from transforms.lake.store import locate
 from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
 from transforms.warehouse.derive import (
     PUBLIC,
-    derive,
     derived,
     digest,
     is_lookup,
@@ -206,9 +205,11 @@ def _drop_staged(home: Path | str) -> None:
 def commit_derived(lake: Lake, retention_hours: float = DEFAULT_RETENTION_HOURS) -> int:
     """A lake version that changes no row as ingested and derives the tables again (the SQL,
     the registry or the model tables changed); returns its version."""
+    from transforms.warehouse.lake_version import commit_version  # it imports this module
+
     nothing = lake.where.scratch / f"derive-{uuid.uuid4().hex}"
-    result = lake.commit(nothing, [], lake_schema(MANIFEST).empty_table(),
-                         uuid.uuid4().hex, (), retention_hours, action="derive", derive=derive)
+    result = commit_version(lake, nothing, [], lake_schema(MANIFEST).empty_table(),
+                            uuid.uuid4().hex, (), retention_hours, action="derive")
     return result.versions[MANIFEST]
 
 
