@@ -1,7 +1,7 @@
 """How an ingest's cost grows with the lake's history, and a backfill over many days.
 
     python bench/history.py nightly [--history 7,60,180,365] [--night-mb 20] [--day-mb 2]
-                                    [--repeat 1]
+                                    [--weekday mon|sun] [--repeat 1]
     python bench/history.py backfill [--mb 200] [--days 180] [--repeat 3]
 
 nightly: for each history length H, a lake is built with H days of runs (--day-mb MB of
@@ -9,7 +9,8 @@ response JSONL per day, one backfill ingest), then one new night of --night-mb M
 into it (views published, as every night), --repeat times into copies of the same lake,
 interleaved with the plain baseline on the night's file; prints the median wall times, their
 ratio and the peak memory of the process tree. The night is the same file for every H, dated
-the day after the history.
+the day after the history (with --weekday, a Monday or a Sunday: the first or the last night
+of its week).
 
 backfill: --mb MB of response JSONL whose runs spread over --days days, ingested into an empty
 home, against the plain baseline (bench/baseline.py) in the same run, interleaved; and the
@@ -35,6 +36,7 @@ from bench.ingest import OUT, measure  # noqa: E402
 from devtools.synth import default_agents, make_run  # noqa: E402
 
 FIRST = date(2025, 1, 1)
+WEEKDAYS = {"mon": 0, "sun": 6}
 
 
 def generate(path: Path, days: list[date], mb: float, seed: int) -> Path:
@@ -61,15 +63,22 @@ def _runlake(*args: str) -> list[str]:
     return [str(Path(sys.executable).parent / "runlake"), *args]
 
 
-def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int) -> None:
+def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int,
+            weekday: str | None = None) -> None:
     print(f"{'history days':>12} {'history MB':>10} {'night s':>8} {'baseline s':>10} "
-          f"{'ratio':>6} {'night peak MB':>13} {'lake files':>10}")
+          f"{'day':>3} {'ratio':>6} {'night peak MB':>13} {'lake files':>10}")
     rows = []
     for h in history:
-        days = [FIRST + timedelta(days=i) for i in range(h)]
-        past = generate(OUT / f"history-{h}d-{day_mb}mb.responses.jsonl", days, h * day_mb, 7)
+        first = FIRST
+        if weekday is not None:  # the night on that weekday (Monday 0, Sunday 6)
+            first -= timedelta(days=(first + timedelta(days=h)).weekday()
+                               - WEEKDAYS[weekday]) % 7
+        days = [first + timedelta(days=i) for i in range(h)]
+        tag = f"-{days[0]}" if weekday is not None else ""
+        past = generate(OUT / f"history-{h}d-{day_mb}mb{tag}.responses.jsonl", days,
+                        h * day_mb, 7)
         night_day = days[-1] + timedelta(days=1)
-        night = generate(OUT / f"night-{h}d-{night_mb}mb" / night_day.isoformat()
+        night = generate(OUT / f"night-{h}d-{night_mb}mb{tag}" / night_day.isoformat()
                          / "night.responses.jsonl", [night_day], night_mb, 8)
         home = OUT / f"history-home-{h}"
         saved = OUT / f"history-home-{h}-saved"
@@ -96,6 +105,7 @@ def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int) -> 
         peak = max(r[1] for r in runs)
         rows.append((h, secs, peak))
         print(f"{h:>12} {past.stat().st_size / 2**20:>10,.0f} {secs:>8.2f} {base:>10.2f} "
+              f"{night_day.strftime('%a')} "
               f"{base / secs:>5.2f}x {peak:>13,.0f} {files:>10,}", flush=True)
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(saved, ignore_errors=True)
@@ -146,6 +156,7 @@ def main() -> None:
     n.add_argument("--night-mb", type=float, default=20)
     n.add_argument("--day-mb", type=float, default=2)
     n.add_argument("--repeat", type=int, default=1)
+    n.add_argument("--weekday", choices=sorted(WEEKDAYS), default=None)
     b = sub.add_parser("backfill")
     b.add_argument("--mb", type=int, default=200)
     b.add_argument("--days", type=int, default=180)
@@ -153,7 +164,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.what == "nightly":
         nightly([int(x) for x in args.history.split(",")], args.night_mb, args.day_mb,
-                args.repeat)
+                args.repeat, args.weekday)
     else:
         backfill(args.mb, args.days, args.repeat)
 

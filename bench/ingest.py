@@ -1,7 +1,7 @@
 """Ingest benchmark: runlake vs a plain single-process normalizer, measured in the same run.
 
     python bench/ingest.py --mb 200 [--kind responses|spans|otlp] [--shape short|long]
-                           [--workers N] [--repeat 3]
+                           [--days 7] [--workers N] [--repeat 3]
 
 Generates response JSONL of realistic shape (bench/out/input-<MB>mb-v2.responses.jsonl, reused
 when present; `--shape long`: long transcripts, about 19 KB and 16 messages a line, in
@@ -31,19 +31,21 @@ from devtools.synth import default_agents, make_run, make_spans, to_otlp  # noqa
 OUT = ROOT / "bench" / "out"
 
 
-def generate(mb: int, kind: str = "responses", seed: int = 11, shape: str = "short") -> Path:
+def generate(mb: int, kind: str = "responses", seed: int = 11, shape: str = "short",
+             n_days: int = 7) -> Path:
     """A response (or span) JSONL file of about `mb` MB: a week of runs of the sample agents
     (or their spans, half as bulk lines; or their spans as OTLP collector records, one per
     run); `shape` "long": long transcripts (devtools.synth.LONG_STEPS)."""
     import random
     from datetime import date, timedelta
 
-    path = OUT / f"input-{mb}mb-{'v2' if shape == 'short' else shape}.{kind}.jsonl"
+    days_tag = "" if n_days == 7 else f"-{n_days}d"
+    path = OUT / f"input-{mb}mb-{'v2' if shape == 'short' else shape}{days_tag}.{kind}.jsonl"
     if path.exists():
         return path
     OUT.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
-    days = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
+    days = [date(2026, 11, 14) + timedelta(days=i) for i in range(n_days)]
     agents = default_agents(days)
     target = mb * 1024 * 1024
     written = 0
@@ -104,8 +106,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
     ap.add_argument("--shape", choices=["short", "long"], default="short")
+    ap.add_argument("--days", type=int, default=7, help="the days the runs spread over")
     args = ap.parse_args()
-    src = generate(args.mb, args.kind, shape=args.shape)
+    src = generate(args.mb, args.kind, shape=args.shape, n_days=args.days)
     size_mb = src.stat().st_size / 1024 / 1024
     py = sys.executable
     runlake = [str(Path(py).parent / "runlake"), "ingest", str(src)]

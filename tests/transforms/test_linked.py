@@ -11,9 +11,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from transforms.forget import forget
 from transforms.lake import Lake, stored
+from transforms.lake import commit as lakecommit
 from transforms.warehouse.linked import COMPUTED, LINK, LINKED
 
 
@@ -102,3 +104,25 @@ def test_a_night_leaves_the_files_of_the_nights_before_it_as_they_are(
     assert query("SELECT count(*) FROM messages") == [(8 * 5 * 4,)]
     rows = sum(pq.read_metadata(f).num_rows for f in Lake(home).file_uris("messages"))
     assert rows == 8 * 5 * 4
+
+
+def test_files_compacted_after_a_derive_are_shown_again_by_the_next_night(
+        write_lines: Callable[..., Path], run_ingest: Callable[..., Any], home: Path,
+        query: Callable[..., list[tuple[Any, ...]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compaction runs after the derive: the linked files of the month it merged are gone at
+    the next night, whose derive shows their rows from the merged file."""
+    monkeypatch.setattr(lakecommit, "COMPACT_FILES", 2)
+    days = [date(2026, 11, 21) + timedelta(days=k) for k in range(3)]  # two weeks, one month
+    for night in days:
+        run_ingest(write_lines([_run(f"{night}-{i}", night, "ok") for i in range(3)],
+                               name=f"{night}.responses.jsonl", folder=f"landing/{night}"))
+    lake = Lake(home)
+    staged = lake.file_uris(stored("messages"), lake.snapshot()[stored("messages")])
+    assert len(staged) < len(days)  # merged after a derive
+    assert query("SELECT count(*) FROM messages") == [(3 * 3 * 4,)]
+    later = date(2026, 12, 10)  # a week the nights before are not within reach of
+    run_ingest(write_lines([_run(f"{later}-{i}", later, "ok") for i in range(3)],
+                           name=f"{later}.responses.jsonl", folder=f"landing/{later}"))
+    assert query("SELECT count(*) FROM messages") == [(4 * 3 * 4,)]
+    shown = sum(pq.read_metadata(f).num_rows for f in Lake(home).file_uris("messages"))
+    assert shown == 4 * 3 * 4

@@ -54,6 +54,7 @@ from transforms.warehouse.linked import (
     linkable,
     losers,
     restore,
+    unlinked_weeks,
     window_view,
 )
 from transforms.warehouse.sqlfiles import reads, sql_files
@@ -210,6 +211,10 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
             weeks = _touched_weeks(lake, before, files) | {
                 week_of(d + timedelta(days=k)) for d in changed_lines
                 for k in range(-MARGIN_DAYS, MARGIN_DAYS + 1)}
+            # A file shown as written and no longer linkable: its rows are derived again
+            # (its file was compacted with others after the last derive, or lost a line).
+            weeks |= {date.fromisoformat(w) for t in LINKED
+                      for w in unlinked_weeks(lake, t, staged[t], lost)}
             if None in weeks:  # a data file without day statistics: every week
                 full, weeks = True, _all_weeks(files)
         stale = sorted(w for w in weeks if w is not None)

@@ -34,7 +34,7 @@ from transforms.lake import files as lakefiles
 from transforms.lake.commit import with_retries
 
 __all__ = ["LINKED", "LinesFile", "commit_linked", "computed_rows_sql", "lines_files", "linkable",
-           "losers", "restore", "window_view"]
+           "losers", "restore", "unlinked_weeks", "window_view"]
 
 LINK = "L-"
 """The name of a staged file shown as it is: L-<the staged file's name>."""
@@ -107,6 +107,25 @@ def linkable(f: LinesFile, lost: list[tuple[str, date]]) -> bool:
             return False
         i += 1
     return True
+
+
+def unlinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
+                   lost: list[tuple[str, date]]) -> set[str]:
+    """The weeks of lake/<table> holding a linked file that is no longer linkable: its staged
+    file is gone (its rows removed, or moved into a file compaction made) or holds a line that
+    lost. Those weeks are derived again, so that rows moved elsewhere are shown."""
+    dt = lake.newest(table)
+    if dt is None:
+        return set()
+    wanted = {f"{f.week}/{LINK}{f.name}" for f in staged if linkable(f, lost)}
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    if f"partition.{WEEK}" not in actions.column_names:
+        return set()
+    return {week for path, week in zip(actions.column("path").to_pylist(),
+                                       actions.column(f"partition.{WEEK}").to_pylist(),
+                                       strict=True)
+            if unquote(path).rsplit("/", 1)[-1].startswith(LINK)
+            and f"{week}/{unquote(path).rsplit('/', 1)[-1]}" not in wanted}
 
 
 def computed_rows_sql(files: list[str], table: str, columns: set[str], first: date,
