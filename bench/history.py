@@ -71,8 +71,8 @@ def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int,
     for h in history:
         first = FIRST
         if weekday is not None:  # the night on that weekday (Monday 0, Sunday 6)
-            first -= timedelta(days=(first + timedelta(days=h)).weekday()
-                               - WEEKDAYS[weekday]) % 7
+            shift = ((first + timedelta(days=h)).weekday() - WEEKDAYS[weekday]) % 7
+            first -= timedelta(days=shift)
         days = [first + timedelta(days=i) for i in range(h)]
         tag = f"-{days[0]}" if weekday is not None else ""
         past = generate(OUT / f"history-{h}d-{day_mb}mb{tag}.responses.jsonl", days,
@@ -99,7 +99,7 @@ def nightly(history: list[int], night_mb: float, day_mb: float, repeat: int,
                                   str(night), str(OUT / f"history-baseline-{i}")]))
             shutil.rmtree(OUT / f"history-baseline-{i}", ignore_errors=True)
             runs.append(measure(_runlake("ingest", str(night), "--home", str(home))))
-        files = sum(1 for _ in (home / "lake").glob("*/month=*/*.parquet"))
+        files = sum(1 for _ in (home / "lake").rglob("*.parquet"))
         secs = statistics.median(r[0] for r in runs)
         base = statistics.median(b[0] for b in bases)
         peak = max(r[1] for r in runs)
