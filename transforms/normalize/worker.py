@@ -132,9 +132,8 @@ def _process_batch(tasks: list[BlockTask], given: "StagedParts | None") -> list[
 class StagedParts:
     """One Parquet file per table and month of the staged parts (for the tables the lake
     shows as written, LINKED: per week of a month, the rows that name no run in a file of
-    their own), written a row group at a time,
-    in the lake's final format: the commit adds these files to the Delta tables as they
-    are."""
+    their own), written a row group at a time, in the lake's final format: the commit adds
+    these files to the Delta tables as they are."""
 
     def __init__(self, parts: Path, part: str) -> None:
         self.folder = parts

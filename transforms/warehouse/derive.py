@@ -1,9 +1,12 @@
 """The derived tables: what the views show, made from the rows as ingested, and stored as Delta
-tables of the lake in the same commit sequence as those rows (transforms.lake.core, step 2).
+tables of the lake in the same commit sequence as those rows (transforms.warehouse.lake_version,
+step 2).
 
 - lake/<table> for runs, messages, tool_calls, thinking, metadata_kv, spans, llm_calls and
   flags: the rows the warehouse's view of that name shows (sql/marts/<table>.sql), so that any
-  engine reading the lake counts what the warehouse counts;
+  engine reading the lake counts what the warehouse counts; messages, tool_calls, thinking and
+  metadata_kv show the staged files whose rows need nothing resolved as they are, and only
+  their other rows are derived here (transforms.warehouse.linked);
 - lake/_derived/<int_view>: each intermediate view (sql/intermediate) behind the other views:
   links between runs and spans, per-run totals, findings across tables;
 - lake/_derived/superseded_lines and lake/_derived/int_span_far_flags: the two that need the
