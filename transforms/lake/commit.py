@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import transforms.lake.files as lakefiles
 from transforms import memory
 from transforms.errors import InputError, RunlakeError
-from transforms.lake import files as lakefiles
 from transforms.lake.files import (
     LOG_PROPERTIES,
     MANIFEST,
