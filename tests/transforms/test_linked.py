@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from transforms.forget import forget
+from transforms.ingest import ingest
 from transforms.lake import Lake, stored
 from transforms.lake import commit as lakecommit
 from transforms.warehouse.linked import COMPUTED, LINK, LINKED
@@ -126,3 +127,28 @@ def test_files_compacted_after_a_derive_are_shown_again_by_the_next_night(
     assert query("SELECT count(*) FROM messages") == [(4 * 3 * 4,)]
     shown = sum(pq.read_metadata(f).num_rows for f in Lake(home).file_uris("messages"))
     assert shown == 4 * 3 * 4
+
+
+def test_weeks_a_crashed_derive_rewrote_are_derived_again(
+        write_lines: Callable[..., Path], home: Path, monkeypatch: pytest.MonkeyPatch,
+        query: Callable[..., list[tuple[Any, ...]]]) -> None:
+    """An ingest that dies after its derive and before its manifest commit leaves derived
+    weeks readers never saw; the next ingest (of a file changed meanwhile) derives them again.
+    Before, r2's messages were shown twice (linked, and derived by the ingest that died)."""
+    day, far = date(2026, 11, 18), date(2026, 12, 23)
+    first = write_lines([_run("r1", day, "old"), _run("r2", day, "kept")],
+                        name="a.responses.jsonl")
+    ingest([first], home)
+    second = write_lines([_run("r1", far, "new")], name="b.responses.jsonl")  # b wins r1
+
+    def dying(*args: Any, **kw: Any) -> Any:
+        raise OSError("killed after the derive")
+
+    monkeypatch.setattr(Lake, "maintain", dying)
+    with pytest.raises(OSError):
+        ingest([second], home)
+    monkeypatch.undo()
+    write_lines([_run("r3", far, "other")], name="b.responses.jsonl")  # b corrected
+    ingest([second], home)
+    assert query("SELECT run_id, count(*) FROM messages GROUP BY 1 ORDER BY 1") == [
+        ("r1", 4), ("r2", 4), ("r3", 4)]

@@ -170,6 +170,12 @@ class Store:
         shutil.copyfile(source, tmp)
         return tmp
 
+    def open_url(self, url: str) -> Any:
+        """A file of the store, by the name `url` gave it, open to read (binary)."""
+        if self.remote:
+            return self.fs.open(url[len(S3):], "rb")
+        return open(url, "rb")
+
     def stamp(self, *parts: str) -> tuple[Any, ...] | None:
         """What tells this file from another of the same name (None when it is not there):
         its ETag and size on an object store, its inode, size and modification time on a

@@ -218,6 +218,11 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
             # (its file was compacted with others after the last derive, or lost a line).
             weeks |= {date.fromisoformat(w) for t in LINKED
                       for w in unlinked_weeks(lake, t, staged[t], lost)}
+            # Weeks a derive that died before its manifest commit rewrote: readers never saw
+            # them, and what they hold may no longer follow from the rows.
+            weeks |= _rewritten_since(lake, before, now, [
+                *(derived(f.stem) for f in _intermediate() if f.stem not in LAKE_WIDE),
+                *PUBLIC])
             if None in weeks:  # a data file without day statistics: every week
                 full, weeks = True, _all_weeks(files)
         stale = sorted(w for w in weeks if w is not None)
@@ -285,6 +290,33 @@ def _touched_weeks(lake: Lake, before: dict[str, int],
             f = old.get(path) or new[path]
             out |= _weeks_between(f.first, f.last, MARGIN_DAYS)
     return out
+
+
+def _rewritten_since(lake: Lake, before: dict[str, int], now: dict[str, int],
+                     tables: list[str]) -> set[date | None]:
+    """The weeks of the derived `tables` whose files differ between the versions readers saw
+    (`before`) and now: none, unless a commit died after its derive and before its manifest
+    commit (None: a file of no week)."""
+    out: set[date | None] = set()
+    for t in tables:
+        old, new = before.get(t, -1), now.get(t, -1)
+        if new < 0 or old < 0 or old == new:
+            continue
+        files = [_weeks_of(lake, t, v) for v in (old, new)]
+        for path in files[0].keys() ^ files[1].keys():
+            week = files[0].get(path) or files[1].get(path)
+            out.add(date.fromisoformat(week) if week else None)
+    return out
+
+
+def _weeks_of(lake: Lake, table: str, version: int) -> dict[str, str | None]:
+    """path -> `week` partition of each data file of a derived table at `version`."""
+    actions = pa.table(lake.open(table, version).get_add_actions(flatten=True))
+    paths = actions.column("path").to_pylist()
+    column = f"partition.{WEEK}"
+    weeks = actions.column(column).to_pylist() if column in actions.column_names \
+        else [None] * len(paths)
+    return dict(zip(paths, weeks, strict=True))
 
 
 def _superseded_days(con: duckdb.DuckDBPyConnection, lake: Lake,

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from transforms.contracts.schemas import LINKED
+from transforms.errors import RunlakeError
 from transforms.lake import WEEK, Lake, files_sql, stored
 from transforms.lake import files as lakefiles
 from transforms.lake.commit import with_retries
@@ -191,8 +192,11 @@ def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tu
                 continue
             week, name = key.split("/", 1)
             lake.store.link(f.url, table, f"{WEEK}={week}", name)
-            meta = pq.read_metadata(_open(lake, f.url))
-            size = lake.store.size(table, f"{WEEK}={week}", name) or 0
+            meta = _metadata(lake, f.url)
+            size = lake.store.size(table, f"{WEEK}={week}", name)
+            if size is None:
+                raise RunlakeError(f"{lake.store.url(table, f'{WEEK}={week}', name)} is not "
+                                   "there after it was linked; run the ingest again")
             adds.append(AddAction(f"{WEEK}={week}/{name}", size, {WEEK: week}, now, True,
                                   lakefiles.file_stats(meta)))
         adds += [AddAction(rel, size, {WEEK: week}, now, True, lakefiles.file_stats(meta))
@@ -206,11 +210,10 @@ def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tu
     return with_retries(table, attempt)
 
 
-def _open(lake: Lake, url: str) -> Any:
-    """A file of the lake to read Parquet metadata from (a path, or an object store file)."""
-    if lake.remote:
-        return lake.store.fs.open(url[len("s3://"):], "rb")
-    return url
+def _metadata(lake: Lake, url: str) -> pq.FileMetaData:
+    """The Parquet metadata of a file of the lake (a path, or an object store file)."""
+    with lake.store.open_url(url) as fh:
+        return pq.read_metadata(fh)
 
 
 def window_view(con: duckdb.DuckDBPyConnection, table: str, files: list[str],
