@@ -56,8 +56,8 @@ from transforms.warehouse.linked import (
     lines_files,
     linkable,
     losers,
+    relinked_weeks,
     restore,
-    unlinked_weeks,
     window_view,
 )
 from transforms.warehouse.sqlfiles import reads, sql_files
@@ -214,10 +214,9 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
             weeks = _touched_weeks(lake, before, files) | {
                 week_of(d + timedelta(days=k)) for d in changed_lines
                 for k in range(-MARGIN_DAYS, MARGIN_DAYS + 1)}
-            # A file shown as written and no longer linkable: its rows are derived again
-            # (its file was compacted with others after the last derive, or lost a line).
+            # Weeks whose files shown as written change: their other rows derived again.
             weeks |= {date.fromisoformat(w) for t in LINKED
-                      for w in unlinked_weeks(lake, t, staged[t], lost)}
+                      for w in relinked_weeks(lake, t, staged[t], lost)}
             # Weeks a derive that died before its manifest commit rewrote: readers never saw
             # them, and what they hold may no longer follow from the rows.
             weeks |= _rewritten_since(lake, before, now, [

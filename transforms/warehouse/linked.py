@@ -35,7 +35,7 @@ from transforms.lake import files as lakefiles
 from transforms.lake.commit import with_retries
 
 __all__ = ["LINKED", "LinesFile", "commit_linked", "computed_rows_sql", "lines_files", "linkable",
-           "losers", "restore", "unlinked_weeks", "window_view"]
+           "losers", "relinked_weeks", "restore", "window_view"]
 
 LINK = "L-"
 """The name of a staged file shown as it is: L-<the staged file's name>."""
@@ -110,23 +110,25 @@ def linkable(f: LinesFile, lost: list[tuple[str, date]]) -> bool:
     return True
 
 
-def unlinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
+def relinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
                    lost: list[tuple[str, date]]) -> set[str]:
-    """The weeks of lake/<table> holding a linked file that is no longer linkable: its staged
-    file is gone (its rows removed, or moved into a file compaction made) or holds a line that
-    lost. Those weeks are derived again, so that rows moved elsewhere are shown."""
-    dt = lake.newest(table)
-    if dt is None:
-        return set()
+    """The weeks of lake/<table> whose linked files change: a file to link that is not
+    linked yet, or a linked file no longer linkable (its staged file gone: its rows removed,
+    or moved into a file compaction made; or holding a line that lost). Their derived rows
+    are computed again, so that no row is shown twice (a staged file linked once some of its
+    rows were derived, as a piece of a file compaction split) or not at all."""
     wanted = {f"{f.week}/{LINK}{f.name}" for f in staged if linkable(f, lost)}
-    actions = pa.table(dt.get_add_actions(flatten=True))
-    if f"partition.{WEEK}" not in actions.column_names:
-        return set()
-    return {week for path, week in zip(actions.column("path").to_pylist(),
-                                       actions.column(f"partition.{WEEK}").to_pylist(),
-                                       strict=True)
-            if unquote(path).rsplit("/", 1)[-1].startswith(LINK)
-            and f"{week}/{unquote(path).rsplit('/', 1)[-1]}" not in wanted}
+    shown: set[str] = set()
+    dt = lake.newest(table)
+    if dt is not None:
+        actions = pa.table(dt.get_add_actions(flatten=True))
+        if f"partition.{WEEK}" in actions.column_names:
+            for path, week in zip(actions.column("path").to_pylist(),
+                                  actions.column(f"partition.{WEEK}").to_pylist(), strict=True):
+                name = unquote(path).rsplit("/", 1)[-1]
+                if name.startswith(LINK):
+                    shown.add(f"{week}/{name}")
+    return {key.split("/", 1)[0] for key in wanted ^ shown}
 
 
 def computed_rows_sql(files: list[str], table: str, columns: set[str], first: date,
