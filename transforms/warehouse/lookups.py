@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
 
 from transforms.contracts.models import ModelTables, load
 from transforms.lake import MODEL_TABLES
@@ -69,20 +70,21 @@ def install(con: duckdb.DuckDBPyConnection, tables: ModelTables) -> None:
     insert(con, "model_prices", rows)
 
 
-INSERT_ROWS = 500
-"""Rows a lookup INSERT binds at once."""
-
-
 def insert(con: duckdb.DuckDBPyConnection, table: str,
            rows: Sequence[Sequence[object]]) -> None:
-    """Insert `rows` (values bound) into a lookup table, a few hundred rows a statement:
-    executemany runs a statement per row, which cost a partition run more than the rest of
-    the lookups together."""
-    for start in range(0, len(rows), INSERT_ROWS):
-        chunk = rows[start:start + INSERT_ROWS]
-        marks = "(" + ", ".join(["?"] * len(chunk[0])) + ")"
-        con.execute(f"INSERT INTO {table} VALUES " + ", ".join([marks] * len(chunk)),
-                    [v for row in chunk for v in row])
+    """Insert `rows` into a lookup table as one Arrow table, cast to the table's column types
+    by the INSERT. Values never become SQL text, and no parameter is bound: the DuckDB client
+    looks for pandas for each bound value, which where pandas is not installed cost an ingest
+    about a second for the price table alone."""
+    if not rows:
+        return
+    names = con.table(table).columns
+    values = pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
+    con.register("_lookup_rows", values)
+    try:
+        con.execute(f"INSERT INTO {table} SELECT * FROM _lookup_rows")
+    finally:
+        con.unregister("_lookup_rows")
 
 
 def install_stored(con: duckdb.DuckDBPyConnection, lake: "Store") -> None:
