@@ -11,11 +11,10 @@ any more.
 """
 
 import contextlib
-import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -75,9 +74,9 @@ def check(lake: Lake) -> list[Damage]:
         return [Damage(MANIFEST, f"the ingest_files table cannot be read: {_short(e)}",
                        unreadable=True)]
     out = []
-    # On object storage: every object's size from one listing of the lake (not one a table),
-    # and the tables opened at once.
-    stored = _remote_sizes(lake) if lake.remote else None
+    # Every file's size from one listing of the lake (not a request a file on object
+    # storage), and the tables opened at once.
+    stored = lake.store.tree_sizes()
     lake.prefetch({t: v for t, v in snapshot.items() if t != MANIFEST})
     for t, version in sorted(snapshot.items()):
         if version < 0 or t == MANIFEST:
@@ -104,10 +103,10 @@ def check(lake: Lake) -> list[Damage]:
 
 
 def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str],
-           stored: dict[str, int] | None) -> Damage | None:
+           stored: Mapping[str, int]) -> Damage | None:
     """Missing or truncated data files of one table, with the input files they held rows of
-    (by the files' source_file statistics); on object storage, the objects' sizes are
-    `stored` (by key)."""
+    (by the files' source_file statistics); the lake's files have the sizes `stored` (by
+    name under the lake)."""
     names = actions.column_names
     n = actions.num_rows
     lo = actions.column("min.source_file").to_pylist() if "min.source_file" in names else [None] * n
@@ -116,14 +115,7 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str],
     held: set[str] | None = set()
     for path, size, a, b in zip(actions.column("path").to_pylist(),
                                 actions.column("size_bytes").to_pylist(), lo, hi, strict=True):
-        if stored is not None:
-            ok = stored.get(lake.store._key(table, *unquote(path).split("/"))) == size
-        else:
-            try:
-                ok = os.stat(lake.root / table / unquote(path)).st_size == size
-            except OSError:
-                ok = False
-        if ok:
+        if stored.get(f"{table}/{unquote(path)}") == size:
             continue
         bad.append(path)
         if a is None or b is None or held is None:
@@ -136,16 +128,6 @@ def _files(lake: Lake, table: str, actions: pa.Table, sources: list[str],
             f"{'are' if len(bad) > 1 else 'is'} missing or truncated ({bad[0]}"
             f"{', ...' if len(bad) > 1 else ''})")
     return Damage(table, what, held, bad)
-
-
-def _remote_sizes(lake: Lake) -> dict[str, int]:
-    """Key -> size of every object under the lake on object storage (one listing, paged)."""
-    prefix = lake.store._key().rstrip("/") + "/"
-    try:
-        found = lake.store.fs.find(prefix, detail=True)
-    except FileNotFoundError:
-        return {}
-    return {name: int(info["size"]) for name, info in found.items()}
 
 
 def raise_if_damaged(lake: Lake) -> None:
@@ -189,16 +171,15 @@ def repair(lake: Lake, commit: Committer) -> Repair:
                          for d in found)
         moved = []
         for d in found:
-            if d.unreadable and lake.remote and lake.store.is_dir(d.table, "_delta_log"):
-                # No rename on object storage: the unreadable log goes (its data files stay
-                # until a vacuum of the table made anew).
-                lake.store.rmtree(d.table, "_delta_log")
-                moved.append(d.table)
-            elif d.unreadable and not lake.remote and (lake.root / d.table).exists():
+            if d.unreadable and lake.store.renames and lake.store.exists(d.table):
                 flat = d.table.replace("/", "-")
-                aside = lake.root / DAMAGED / f"{flat}-{time.strftime('%Y%m%dT%H%M%S')}"
-                aside.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(lake.root / d.table, aside)
+                lake.store.move((d.table,),
+                                (DAMAGED, f"{flat}-{time.strftime('%Y%m%dT%H%M%S')}"))
+                moved.append(d.table)
+            elif d.unreadable and lake.store.is_dir(d.table, "_delta_log"):
+                # Where a move copies every object, the unreadable log goes (its data files
+                # stay until a vacuum of the table made anew).
+                lake.store.rmtree(d.table, "_delta_log")
                 moved.append(d.table)
             elif d.files:
                 _drop(lake, d.table, d.files)

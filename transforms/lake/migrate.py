@@ -57,14 +57,7 @@ def move_to_lines(lake: Lake) -> None:
         for t in AS_READ:
             if not lake.exists(t):
                 continue
-            if lake.remote:
-                fs = lake.store.fs
-                src, dst = lake.store._key(t), lake.store._key(LINES, t)
-                fs.copy(src, dst, recursive=True)
-                fs.rm(src, recursive=True)
-            else:
-                (lake.root / LINES).mkdir(parents=True, exist_ok=True)
-                os.replace(lake.root / t, lake.root / LINES / t)
+            lake.store.move((t,), (LINES, t))
         lake.store.rmtree(DERIVED)
         # What that layout kept beside the warehouse file: its stamp, lock and marker.
         for left in (".warehouse.duckdb.lake_state", ".publish.lock", ".forget.pending"):

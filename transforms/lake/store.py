@@ -16,7 +16,7 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,36 @@ class Store:
         except OSError:
             return {}
 
+    def tree_sizes(self) -> Mapping[str, int]:
+        """Name (relative to the store, parts joined by /) -> size of every file under the
+        store: from one paged listing on an object store; on a local folder, each file's size
+        is read when it is asked for (a walk would read the files no one asks about)."""
+        if not self.remote:
+            return _LocalSizes(self.path())
+        prefix = self._key().rstrip("/") + "/"
+        try:
+            found = self.fs.find(prefix, detail=True)
+        except FileNotFoundError:
+            return {}
+        return {name[len(prefix):]: int(info["size"]) for name, info in found.items()}
+
+    @property
+    def renames(self) -> bool:
+        """A folder is renamed in one step (a local folder); on an object store a move copies
+        every object."""
+        return not self.remote
+
+    def move(self, source: tuple[str, ...], target: tuple[str, ...]) -> None:
+        """Move a folder (or file) to another name of the store: a rename on a local folder,
+        on an object store a copy of every object and then their removal."""
+        if self.remote:
+            self.fs.copy(self._key(*source), self._key(*target), recursive=True)
+            self.fs.rm(self._key(*source), recursive=True)
+            return
+        to = self.path(*target)
+        to.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.path(*source), to)
+
     def put(self, local: Path, *parts: str) -> None:
         """Move a local file into the store (the local file is gone after)."""
         if self.remote:
@@ -233,6 +263,27 @@ class Store:
                 self.fs.rm(self._key(*parts), recursive=True)
             return
         shutil.rmtree(self.path(*parts), ignore_errors=True)
+
+
+class _LocalSizes(Mapping[str, int]):
+    """The sizes of the files under a local folder, each read when asked for."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __getitem__(self, name: str) -> int:
+        try:
+            return os.stat(self.root / name).st_size
+        except OSError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        for folder, _, files in os.walk(self.root):
+            rel = Path(folder).relative_to(self.root).as_posix()
+            yield from (f if rel == "." else f"{rel}/{f}" for f in files)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @dataclass(frozen=True)

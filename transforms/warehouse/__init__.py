@@ -16,7 +16,6 @@ views in memory.
 """
 
 import importlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,13 +67,8 @@ def newest_log(home: Path | str) -> int:
     where = locate(home)
     store = where.lake()
     try:
-        if store.remote:
-            names = [str(n).rsplit("/", 1)[-1] for n in
-                     store.fs.ls(store.url("ingest_files", "_delta_log")[len("s3://"):],
-                                 detail=False)]
-        else:
-            names = os.listdir(store.path("ingest_files", "_delta_log"))
-    except (FileNotFoundError, NotADirectoryError):
+        names = list(store.listing("ingest_files", "_delta_log"))
+    except FileNotFoundError:
         return -1
     found = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
     return max(found, default=-1)
