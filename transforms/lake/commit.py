@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,11 +32,25 @@ from transforms.lake.files import (
     lake_schema,
     stored,
 )
+from transforms.lake.store import Store
 from transforms.memory import MB
 from transforms.settings import MAX_RETENTION_HOURS
 
-if TYPE_CHECKING:
-    from transforms.lake import Lake
+
+class LakeTables(Protocol):
+    """What committing needs of a lake: its store and its tables opened and created
+    (transforms.lake.core.Lake)."""
+
+    store: Store
+
+    def delta_uri(self, table: str) -> str: ...
+    def open(self, table: str, version: int | None = None) -> Any: ...
+    def newest(self, table: str) -> Any: ...
+    def adopt(self, table: str, dt: Any) -> None: ...
+    def log_version(self, table: str) -> int: ...
+    def snapshot(self, as_of: int | str | None = None) -> dict[str, int]: ...
+    def tables(self) -> list[str]: ...
+    def _create(self, table: str) -> Any: ...
 
 T = TypeVar("T")
 
@@ -66,7 +80,7 @@ def with_retries(what: str, attempt: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
-def maintain(lake: "Lake", months: Iterable[str], retention_hours: float) -> dict[str, int]:
+def maintain(lake: LakeTables, months: Iterable[str], retention_hours: float) -> dict[str, int]:
     """Compact the touched month partitions that hold many files, and every few lake
     versions vacuum files replaced longer than `retention_hours` ago. Counts of what was
     done, by table."""
@@ -108,7 +122,7 @@ def vacuum_hours(retention_hours: float) -> int:
     return math.ceil(retention_hours)
 
 
-def vacuum(lake: "Lake", retention_hours: float) -> int:
+def vacuum(lake: LakeTables, retention_hours: float) -> int:
     """Delete files that left the tables more than `retention_hours` ago (in whole hours,
     rounded up), but none of the lake's newest version."""
     hours = vacuum_hours(retention_hours)
@@ -126,7 +140,7 @@ def vacuum(lake: "Lake", retention_hours: float) -> int:
     return n
 
 
-def history(lake: "Lake", limit: int | None = None) -> list[dict[str, Any]]:
+def history(lake: LakeTables, limit: int | None = None) -> list[dict[str, Any]]:
     """The lake's versions, newest first: one per ingest, forget or repair (a manifest commit
     runlake made; not the commits vacuum makes), with when, which files and the rows added
     and removed per table."""
@@ -170,7 +184,7 @@ def lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
+def commit_table(lake: LakeTables, name: str, staged: Path, sources: list[str],
                   ingest_id: str) -> tuple[int, int, int]:
     """Replace the rows of `sources` in the table an ingest writes the lake table `name` to
     (`stored(name)`) with its staged parts: (version, rows added, rows removed)."""
@@ -227,7 +241,7 @@ def commit_table(lake: "Lake", name: str, staged: Path, sources: list[str],
     return version, added_rows, removed
 
 
-def evolve(lake: "Lake", table: str, dt: Any, parts: list[Path]) -> None:
+def evolve(lake: LakeTables, table: str, dt: Any, parts: list[Path]) -> None:
     """Add to the Delta schema the columns staged files have that the table lacks (a lake
     written before runlake gained a column)."""
     if not parts:
@@ -275,7 +289,7 @@ def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
     return True
 
 
-def with_properties(lake: "Lake", table: str, dt: Any, wanted: dict[str, str]) -> Any:
+def with_properties(lake: LakeTables, table: str, dt: Any, wanted: dict[str, str]) -> Any:
     """`dt` (the newest version of `table`, perhaps shared: Lake.newest) when it has the
     properties `wanted`, else the table given them by a commit of this writer's own (a
     table made before runlake set them)."""
@@ -286,7 +300,7 @@ def with_properties(lake: "Lake", table: str, dt: Any, wanted: dict[str, str]) -
     return own
 
 
-def replace_partitions(lake: "Lake", table: str, staged: Path, weeks: list[str] | None,
+def replace_partitions(lake: LakeTables, table: str, staged: Path, weeks: list[str] | None,
                        schema_file: Path) -> int:
     """Rewrite a derived table: every file of the `weeks` partitions (None: the whole table)
     replaced by the staged Parquet files, in one transaction (an overwrite of those

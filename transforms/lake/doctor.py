@@ -22,15 +22,9 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from transforms.errors import RunlakeError
-from transforms.lake import (
-    MANIFEST,
-    MANIFEST_MADE,
-    PARTITION,
-    WRITTEN,
-    Lake,
-    lake_schema,
-)
 from transforms.lake.commit import CommitResult
+from transforms.lake.core import MANIFEST_MADE, Lake
+from transforms.lake.files import MANIFEST, PARTITION, WRITTEN, lake_schema
 
 DAMAGED = ".damaged"
 """lake/.damaged/: tables whose log could not be read, moved aside by a repair."""

@@ -23,19 +23,18 @@ import pyarrow.compute as pc
 
 from transforms import db
 from transforms.contracts.schemas import TABLES
-from transforms.lake import (
+from transforms.lake.core import LAYOUT, Lake
+from transforms.lake.files import (
     AS_READ,
     DERIVED,
     LINES,
     MANIFEST,
     PARTITION,
-    Lake,
     duckdb_type,
     lake_schema,
     sql_str,
     stored,
 )
-from transforms.lake.core import LAYOUT
 
 
 def needs_move(lake: Lake) -> bool:
