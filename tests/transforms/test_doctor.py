@@ -109,6 +109,21 @@ def test_a_damaged_log_entry_is_found_and_the_table_read_again(
     assert any((home / "lake" / doctor.DAMAGED).iterdir())  # moved aside, not deleted
 
 
+@pytest.mark.parametrize("table", ["_lines/runs", "_lines/messages", "ingest_files"])
+def test_a_damaged_log_of_a_written_table_is_repaired(
+        landing: Path, tmp_path: Path, clean: dict[str, str], table: str) -> None:
+    """A written table whose log cannot be read is moved aside and made anew by the repair:
+    the versions readers saw before name nothing in it any more, so every week is derived
+    again (the derive failed on them with delta-rs's "LogSegment end version" error)."""
+    def garble(h: Path) -> None:
+        log = sorted((h / "lake" / table / "_delta_log").glob("*.json"))[-1]
+        log.write_text('{"add": {"path": "month=2026-11/nowhere.parquet", "size": 1')
+
+    home = _damaged_home(landing, tmp_path, garble)
+    _repair_and_compare(home, landing, clean, "table cannot be read")
+    assert any((home / "lake" / doctor.DAMAGED).iterdir())
+
+
 def test_a_truncated_derived_file_is_computed_again(landing: Path, tmp_path: Path,
                                                     clean: dict[str, str]) -> None:
     """A derived table holds no input's rows of its own: a damaged file of one is found like

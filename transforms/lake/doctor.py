@@ -181,7 +181,7 @@ def repair(lake: Lake, commit: Committer) -> Repair:
             sources = _all_sources(lake)
         else:
             sources = set().union(*(d.sources or set() for d in found))
-        _forget(lake, sorted(sources), commit)
+        _forget(lake, sorted(sources), commit, moved)
         return Repair(found, sorted(sources), moved)
 
 
@@ -218,14 +218,17 @@ def _all_sources(lake: Lake) -> set[str]:
     return out
 
 
-def _forget(lake: Lake, sources: list[str], commit: Committer) -> None:
+def _forget(lake: Lake, sources: list[str], commit: Committer,
+            moved: list[str] | None = None) -> None:
     """Remove every row of `sources` from every table, committed as one lake version (also
-    with no sources: the derived tables are then made again)."""
+    with no sources: the derived tables are then made again); the tables `moved` aside are
+    made anew by it."""
     parts = lake.where.scratch / f"repair-{uuid.uuid4().hex}"
     parts.mkdir(parents=True)
     try:
         empty = lake_schema(MANIFEST).empty_table()
-        commit(lake, parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair")
+        commit(lake, parts, sources, empty, f"repair-{uuid.uuid4().hex}", action="repair",
+               replaced=moved or [])
     finally:
         shutil.rmtree(parts, ignore_errors=True)
 

@@ -26,20 +26,23 @@ from transforms.warehouse.derive import derive
 def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Table,
                    ingest_id: str, days: Iterable[date] = (),
                    retention_hours: float = DEFAULT_RETENTION_HOURS,
-                   action: str = "ingest") -> CommitResult:
+                   action: str = "ingest", replaced: Iterable[str] = ()) -> CommitResult:
     """Commit one lake version: the staged parts of every written table (replacing all rows
     of `sources`; with action "forget" or "repair" no parts, only removals), the derived
-    tables, the upkeep of the months it touched, then the manifest rows of `sources`. Call
-    it holding `lake.committing()`."""
+    tables, the upkeep of the months it touched, then the manifest rows of `sources`.
+    `replaced`: tables made anew since the version readers saw (a repair moved them aside),
+    whose versions before name nothing any more: every week is derived again. Call it
+    holding `lake.committing()`."""
     vacuum_hours(retention_hours)  # refused before anything is committed
     result = CommitResult(days=sorted(set(days)))
-    before = lake.snapshot()
+    gone = set(replaced)
+    before = {t: v for t, v in lake.snapshot().items() if t not in gone}
     for t in DATA_TABLES:
         version, added, removed = lake.commit_table(t, parts / t, sources, ingest_id)
         result.versions[stored(t)] = version
         result.rows_added[t] = added
         result.rows_removed[t] = removed
-    extra = derive(lake, before)
+    extra = derive(lake, before, every_week=bool(gone))
     # Before the manifest, so the versions it records include the compacted files (the
     # files compaction replaced may then be vacuumed without breaking that version).
     result.maintenance = lake.maintain({month_of(d) for d in result.days}, retention_hours)
