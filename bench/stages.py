@@ -1,6 +1,7 @@
 """Where an ingest's time goes: each stage of `runlake ingest`, and each derived table.
 
-    python bench/stages.py --mb 200 [--kind responses|spans|otlp] [--repeat 3]
+    python bench/stages.py --mb 200 [--kind responses|spans|otlp] [--shape long] [--days 7]
+                            [--repeat 3]
 
 Generates the input as bench/ingest.py does (reused when present), then ingests it into an
 empty home, each repeat in a fresh process, with a timer around each stage: the workers'
@@ -84,8 +85,9 @@ def main() -> None:
     ap.add_argument("--kind", choices=["responses", "spans", "otlp"], default="responses")
     ap.add_argument("--shape", choices=["short", "long"], default="short")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--days", type=int, default=7, help="the days the runs spread over")
     args = ap.parse_args()
-    src = generate(args.mb, args.kind, shape=args.shape)
+    src = generate(args.mb, args.kind, shape=args.shape, n_days=args.days)
     size_mb = src.stat().st_size / 1024 / 1024
     home = OUT / "stages" / "home"
     home.parent.mkdir(parents=True, exist_ok=True)
