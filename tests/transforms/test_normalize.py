@@ -217,3 +217,22 @@ def test_buffered_rows_become_columns_of_their_declared_types() -> None:
     buffers.rows_of["messages"].append(("r3", date(2026, 11, 21)))
     with pytest.raises(AssertionError, match=rf"rows of \[2, {len(names)}\] values"):
         buffers.to_arrow("messages")
+
+
+def test_contract_mode_is_the_contract_the_line_declared(write_lines: Callable[..., Path],
+                                                         views: MemoryViews) -> None:
+    """A run that crashed or was skipped under the rich+strict contract keeps its status (its
+    missing reply is no breach) and still shows the contract it declared."""
+    strict = {"response_mode": "rich", "strictness": "strict"}
+    lines = [{"run_id": rid, "agent": "a", "test_case_id": "k", "response_contract": contract,
+              "started_at": "2026-11-20T10:00:00Z", "outcome": {"status": status},
+              "response": {"messages": []}}
+             for rid, status, contract in (("crashed", "error", strict),
+                                           ("skipped", "skipped", strict),
+                                           ("silent", "passed", strict),
+                                           ("plain", "passed", None))]
+    views.load(write_lines(lines))
+    assert dict((r, (s, m)) for r, s, m in views(
+        "select run_id, status, contract_mode from runs")) == {
+        "crashed": ("error", "rich_strict"), "skipped": ("skipped", "rich_strict"),
+        "silent": ("contract_violation", "rich_strict"), "plain": ("passed", "lenient")}

@@ -257,14 +257,14 @@ class ResponseNormalizer:
         status_final = status or "ungraded"
         # A run that crashed or was skipped never answered: its missing reply is a consequence,
         # not a breach of the contract, and it keeps its status (so the crash is counted).
-        strict = strict and status not in UNFINISHED
-        if strict and not has_assistant_text:
+        enforced = strict and status not in UNFINISHED
+        if enforced and not has_assistant_text:
             pending.append(("response_contract_violation",
                             f"rich+strict contract and no assistant message with non-empty "
                             f"text among {n_messages} messages", None, None))
             status_final = "contract_violation"
             judge_skipped = True
-        elif strict and is_turn and not self.transcript.replied_after_user:
+        elif enforced and is_turn and not self.transcript.replied_after_user:
             # Every turn must return the assistant message it generated, not only history.
             pending.append(("response_contract_violation",
                             "rich+strict contract and the turn's messages have no assistant "
