@@ -71,9 +71,16 @@ def usd_change(row: dict[str, Any]) -> str:
     return f"{usd(before)} → {usd(after)} ({pct(row['cost_usd_per_run_pct_change'], True)})"
 
 
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+"""What would break a Markdown line or reach a terminal as a command: every control character
+(CR, LF, ESC, BEL, ...) and Unicode's line and paragraph separators."""
+
+
 def md(value: Any, most: int = 80) -> str:
-    """A Markdown table cell or inline text: its markup characters escaped, on one line."""
-    text = "" if value is None else str(value)
+    """A Markdown table cell or inline text: its first `most` characters, with markup
+    characters and entities escaped (an escape is never cut in two), on one line, with no
+    control character (a run of them becomes a space) and bidirectional controls shown as U+XXXX."""
+    text = _unbidi(_BREAKS.sub(" ", "" if value is None else str(value)))[:most]
     for ch in "\\|`*_[]<>#":
         text = text.replace(ch, "\\" + ch)
-    return text.replace("\n", " ")[:most]
+    return text.replace("&", "&amp;")
