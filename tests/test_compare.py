@@ -271,6 +271,9 @@ def test_a_change_of_case_mix_does_not_fool_the_stratified_test(tmp_path: Path) 
     "other.model = 'A'",
     "model",
     "",
+    "(" * 50 + "model = 'A'" + ")" * 50,
+    "not " * 300 + "model = 'A'",
+    "(" * 2000 + "1" + ")" * 2000,
 ])
 def test_refused_predicates(suite: duckdb.DuckDBPyConnection, tmp_path: Path,
                             predicate: str) -> None:
@@ -323,7 +326,8 @@ def test_cli_text_json_and_exit_code(home: Path) -> None:
 def test_cli_refuses_in_one_line_and_writes_nothing(home: Path, tmp_path: Path) -> None:
     for baseline in (f"COPY (select 1) TO '{tmp_path / 'x.csv'}'",
                      f"model in (select * from read_csv('{tmp_path}/y.csv'))",
-                     "model = 'A'; select 1", "model = 'nobody'", "agent = 'x'"):
+                     "model = 'A'; select 1", "model = 'nobody'", "agent = 'x'",
+                     "(" * 50 + "model = 'A'" + ")" * 50, "not " * 300 + "model = 'A'"):
         res = RUNNER.invoke(app, ["compare", "--baseline", baseline, "--candidate", CANDIDATE,
                                   "--home", str(home), "--junit", str(tmp_path / "j.xml")])
         assert res.exit_code == 2, (baseline, res.output)

@@ -11,6 +11,8 @@ expression is written back by sqlglot and run inside the same DuckDB sandbox as 
 file outside the lake.
 """
 
+from typing import Any
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -30,6 +32,10 @@ ALLOWED: tuple[type[exp.Expr], ...] = (
 )
 """The kinds of sqlglot node a predicate may hold; anything else is refused."""
 
+MAX_NESTING = 32
+"""The deepest nesting of parentheses and NOTs a predicate may have: deeper ones are refused
+before they are parsed (sqlglot reads them by recursion)."""
+
 
 def check(text: str, columns: set[str], option: str) -> str:
     """`text` (the value of `option`) as DuckDB SQL written back by sqlglot, once it is one
@@ -41,10 +47,16 @@ def check(text: str, columns: set[str], option: str) -> str:
                          "\"model = 'gpt-4o'\"")
     try:
         tokens = sqlglot.tokenize(text, read="duckdb")
+        if _nesting(tokens) > MAX_NESTING:
+            raise InputError(f"{option}: the predicate nests parentheses and NOTs more than "
+                             f"{MAX_NESTING} levels deep; write it flatter")
         trees = [t for t in sqlglot.parse(text, read="duckdb") if t is not None]
     except SqlglotError as e:
         raise InputError(f"{said} is not SQL runlake can read: "
                          f"{' '.join(str(e).split())[:200]}") from None
+    except RecursionError:
+        raise InputError(f"{option}: the predicate nests too deeply to be read; write it "
+                         "flatter") from None
     if any(t.token_type == TokenType.SEMICOLON for t in tokens) or len(trees) != 1:
         raise InputError(f"{said}: one condition, without ';' or a second statement")
     tree = trees[0]
@@ -73,3 +85,19 @@ def check(text: str, columns: set[str], option: str) -> str:
                 raise InputError(f"{said}: runs has no column {node.name!r} (its columns: "
                                  f"{', '.join(sorted(columns))})")
     return tree.sql(dialect="duckdb", comments=False)
+
+
+def _nesting(tokens: list[Any]) -> int:
+    """The deepest nesting of `tokens`: open parentheses plus the NOTs in a row within them."""
+    deepest = depth = nots = 0
+    for t in tokens:
+        if t.token_type == TokenType.L_PAREN:
+            depth, nots = depth + 1, 0
+        elif t.token_type == TokenType.R_PAREN:
+            depth, nots = max(depth - 1, 0), 0
+        elif t.token_type == TokenType.NOT:
+            nots += 1
+        else:
+            nots = 0
+        deepest = max(deepest, depth + nots)
+    return deepest
