@@ -217,7 +217,7 @@ PERIODS = ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n  
      "model 'gpt-4o': two periods start on 2024-05-13"),
     (PERIODS + "        - {from: 2024-05-13, input: 5, output: 15}\n"
                "        - {from: 2024-10-02, input: 2.5, output: -10}\n",
-     "model 'gpt-4o': period 2: output must be a number of USD per million tokens, at least 0"),
+     "model 'gpt-4o': period 2: output must be a number of USD per million tokens, from 0"),
     (PERIODS + "        - {from: 2024-05-13, input: 5, cached_input: true, output: 15}\n",
      "model 'gpt-4o': period 1: cached_input must be a number of USD per million tokens"),
     (PERIODS + "        - {form: 2024-05-13, input: 5, output: 15}\n",
@@ -243,11 +243,19 @@ PERIODS = ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n  
     ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n    models:\n"
      "      m: {input: 1, output: 2}\n  q:\n    source: https://y\n    read_on: 2026-11-01\n"
      "    models:\n      m: {input: 1, output: 2}\n", "model 'm' is priced twice"),
+    (PERIODS + "        {input: 5, output: 1.0e+308}\n",
+     "model 'gpt-4o': output must be a number of USD per million tokens, from 0 to 10,000"),
+    (PERIODS + "        - {from: 2024-05-13, input: 10000.01, output: 15}\n",
+     "model 'gpt-4o': period 1: input must be a number of USD per million tokens, from 0"),
+    (PERIODS + "        - {from: 2024-05-13, from: 2024-10-02, input: 5, output: 15}\n",
+     "not valid YAML: the key 'from' is given twice in one mapping (line 7)"),
+    (PERIODS + "        {input: 5, output: 15}\n      gpt-4o: {input: 1, output: 2}\n",
+     "not valid YAML: the key 'gpt-4o' is given twice in one mapping (line 8)"),
 ])
 def test_a_bad_price_period_is_refused_in_one_line(tmp_path: Path, home: Path, text: str,
                                                    message: str) -> None:
-    """Bad dates, periods out of order or starting on one day, negative or non-numeric prices,
-    unknown keys: an InputError naming the file and the model; the CLI tells it in one line
+    """Bad dates, periods out of order or starting on one day, negative, non-numeric or absurd
+    prices, unknown or repeated keys: an InputError naming the file and the model; the CLI tells it in one line
     and exits 2, without a traceback."""
     path = tmp_path / "prices.yaml"
     path.write_text(text)

@@ -24,6 +24,8 @@ def fn(name: str, params: Any, strict: bool = False) -> dict[str, Any]:
 
 @pytest.mark.parametrize("content,message", [
     ("agent: [", "not valid YAML"),
+    ("a: [{type: function, function: {name: x, name: y}}]",
+     "not valid YAML: the key 'name' is given twice in one mapping"),
     ("[1, 2]", "an object of agent name"),
     ("a: {not: a list}", "must be a list of function tools"),
     ("a: [{type: function, function: {parameters: {}}}]", "function.name is missing"),

@@ -27,6 +27,7 @@ import duckdb
 import yaml
 
 from transforms.contracts import prices as price_table
+from transforms.contracts import yamlfile
 from transforms.contracts.prices import Price
 from transforms.errors import InputError
 
@@ -71,12 +72,7 @@ class ModelTables:
                    tuple(Price(**p) for p in doc["prices"]))
 
 
-_SAFE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML was built with it (it reads the shipped price table
-twelve times faster), else PyYAML's own."""
-
-
-class _Loader(_SAFE):  # type: ignore[misc]
+class _Loader(yamlfile.Loader):
     """YAML's safe loader, with dates kept as text: the tables' contracts check them, so that a
     day that does not exist (2024-02-30) is reported with its model, not as a crash."""
 

@@ -53,7 +53,12 @@ def _iso_date(value: Any) -> Any:
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
-Rate = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+MAX_RATE_USD_PER_MTOK = 10_000.0
+"""The largest rate a price table may give, in USD per million tokens: a larger one is a typo
+or a unit mistake (1.0e+308 made every run's cost infinite), refused like a span's price above
+10,000 USD."""
+Rate = Annotated[float, Field(ge=0, le=MAX_RATE_USD_PER_MTOK, allow_inf_nan=False,
+                              strict=True)]
 Text = Annotated[str, Field(min_length=1, strict=True)]
 
 RATES = ("input", "cached_input", "output")
@@ -129,7 +134,8 @@ def _say(error: ErrorDetails) -> str:
     if kind == "missing":
         return f"{where}{key} is missing"
     if key in RATES:
-        return f"{where}{key} must be a number of USD per million tokens, at least 0"
+        return (f"{where}{key} must be a number of USD per million tokens, from 0 to "
+                f"{MAX_RATE_USD_PER_MTOK:,.0f}")
     if key in DATES:
         return f"{where}{key} must be a date (YYYY-MM-DD)"
     if key == "source":

@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from transforms.contracts import yamlfile
 from transforms.errors import InputError
 
 ANY_AGENT = "*"
@@ -131,7 +132,7 @@ def load(path: Path) -> Registry:
     except OSError as e:
         raise InputError(f"{path}: cannot read the tool registry ({e.strerror})") from None
     try:
-        doc = json.loads(raw) if path.suffix == ".json" else yaml.safe_load(raw)
+        doc = json.loads(raw) if path.suffix == ".json" else yamlfile.load(raw)
     except (ValueError, yaml.YAMLError) as e:
         raise InputError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
                          f"{str(e).splitlines()[0]}") from None
