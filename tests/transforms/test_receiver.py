@@ -380,3 +380,25 @@ def test_kill_9_loses_nothing_acknowledged(landing: Path, tmp_path: Path) -> Non
     finally:
         con.close()
     assert len(acked) >= 500 and set(acked) <= have
+
+
+@pytest.mark.parametrize("size", [b"-1", b"+5", b"0x10", b"1_0", b" ", b"FFFFFFFFFFFFFFFFFFFF"])
+def test_a_chunk_size_that_is_not_plain_hex_is_refused_at_once(landing: Path,
+                                                               size: bytes) -> None:
+    """Every chunk size of a chunked body is a non-negative hex number within the body limit:
+    anything else is answered 400 (or 413) at once, while the client still holds the
+    connection open, and nothing of it is buffered (a size of -1 read until the client
+    closed)."""
+    import socket
+
+    served = Served(landing)
+    try:
+        host, port = served.url.split("//", 1)[1].split("/", 1)[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                      b"\r\nTransfer-Encoding: chunked\r\n\r\n" + size + b"\r\n" + b"x" * 4096)
+            answer = s.recv(4096)  # the connection stays open: the answer must come anyway
+        assert answer.split(b" ", 2)[1] in (b"400", b"413"), answer[:80]
+    finally:
+        said = served.stop()
+    assert "Traceback" not in said

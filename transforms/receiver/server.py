@@ -17,6 +17,7 @@ with Retry-After and nothing is written; a write that fails (a full disk) is a 5
 
 import contextlib
 import hmac
+import re
 import signal
 import socket
 import sys
@@ -32,6 +33,9 @@ from typing import Any
 from transforms.errors import InputError
 from transforms.receiver import decode as otlp
 from transforms.receiver.landing import LandingFiles
+
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+"""A chunk size of a chunked body: hex digits only (the body limit bounds their sum)."""
 
 PATH = "/v1/traces"
 RETRY_AFTER_S = 1
@@ -303,12 +307,14 @@ class Handler(BaseHTTPRequestHandler):
         size = 0
         while True:
             line = self.rfile.readline(1026)
-            try:
-                n = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
+            digits = line.split(b";", 1)[0].strip()
+            if not _CHUNK_SIZE.fullmatch(digits):
+                # Only hex digits: int() would also take -1 (read to the end), +5 or 0x10.
                 self.close_connection = True
-                self._answer(400, "a malformed chunked body", answer_as)
+                self._answer(400, "a malformed chunked body (a chunk size is hex digits)",
+                             answer_as)
                 return None
+            n = int(digits, 16)
             if n == 0:
                 while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
                     pass  # trailers
@@ -319,8 +325,16 @@ class Handler(BaseHTTPRequestHandler):
                 self._answer(413, f"the body is larger than the {limit} bytes the receiver "
                              "takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
                 return None
-            parts.append(self.rfile.read(n))
-            self.rfile.readline(3)
+            data = self.rfile.read(n)
+            if len(data) < n:
+                self.close_connection = True
+                return None  # the client went away mid-chunk: nobody to answer
+            parts.append(data)
+            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                self.close_connection = True
+                self._answer(400, "a malformed chunked body (a chunk is longer than its size)",
+                             answer_as)
+                return None
 
     def _answer(self, code: int, message: str, media: str,
                 headers: dict[str, str] | None = None) -> None:
