@@ -402,3 +402,53 @@ def test_a_chunk_size_that_is_not_plain_hex_is_refused_at_once(landing: Path,
     finally:
         said = served.stop()
     assert "Traceback" not in said
+
+
+def _nested_attribute_request(levels: int, big: int) -> bytes:
+    """A JSON request of one span with an attribute nested 3 x `levels` deep and an intValue
+    written as a bare number (as some exporters do)."""
+    deep = '{"arrayValue": {"values": [' * levels + '{"stringValue": "x"}' + "]}}" * levels
+    plain = json_span("ab" * 16, "cd" * 8)
+    del plain["attributes"]
+    span = json.dumps(plain)[:-1] + (
+        f', "attributes": [{{"key": "big", "value": {{"intValue": {big}}}}}, '
+        f'{{"key": "deep", "value": {deep}}}]}}')
+    return (b'{"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": ['
+            + span.encode() + b"]}]}]}")
+
+
+def test_json_requests_are_read_as_a_file_is() -> None:
+    """The receiver reads OTLP/JSON by runlake's rule for files: an integer beyond 64 bits
+    keeps every digit (orjson made it 1.2345678901234568e+29), nesting deeper than orjson
+    writes is written whole (it raised, and the connection closed without an answer), nesting
+    deeper than any reader reads is a 400; an all-zero parentSpanId is refused."""
+    big = 123456789012345678901234567890
+    got = otlp.decode(_nested_attribute_request(100, big), otlp.JSON)
+    assert got.accepted == 1 and got.line is not None
+    assert f'"intValue":{big}'.encode() in got.line
+    assert got.line.count(b'"arrayValue"') == 100 and got.line.endswith(b"\n")
+    with pytest.raises(otlp.DecodeError):
+        otlp.decode(_nested_attribute_request(400, big), otlp.JSON)
+    zero = otlp.decode(json_request([json_span("ab" * 16, "cd" * 8, parent="0" * 16)]),
+                       otlp.JSON)
+    assert (zero.accepted, zero.rejected) == (0, 1)
+    assert "parentSpanId is all zeros" in zero.error_message()
+
+
+def test_a_deeply_nested_request_gets_an_answer(landing: Path, tmp_path: Path) -> None:
+    served = Served(landing)
+    big = 123456789012345678901234567890
+    try:
+        assert post(served.url, _nested_attribute_request(100, big), otlp.JSON)[:2] == \
+            (200, b"{}")
+        assert post(served.url, _nested_attribute_request(400, big), otlp.JSON)[0] == 400
+    finally:
+        said = served.stop()
+    assert "Traceback" not in said and "1 span written" in said
+    con = _ingest(landing, tmp_path / "home")
+    try:
+        (attributes,) = con.execute("SELECT attributes FROM spans").fetchone() or ("",)
+        assert con.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)
+    finally:
+        con.close()
+    assert f'"big":{big}' in attributes and attributes.count("[") == 100

@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from transforms.read import jsontext
+
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 MEDIA_TYPES = (PROTOBUF, JSON)
@@ -74,7 +76,9 @@ def decode(body: bytes, media_type: str) -> Decoded:
         ids_from = "base64"
     else:
         try:
-            request = orjson.loads(body)
+            # runlake's reading of JSON, as for a file: integers beyond 64 bits kept exact,
+            # nesting up to jsontext.READ_DEPTH levels.
+            request = jsontext.loads(body)
         except orjson.JSONDecodeError as e:
             raise DecodeError(f"the body is not JSON: {e}") from None
         ids_from = "hex"
@@ -113,7 +117,9 @@ def decode(body: bytes, media_type: str) -> Decoded:
         if kept_scopes:
             kept_resources.append({**rs, "scopeSpans": kept_scopes})
     if kept_resources:
-        decoded.line = orjson.dumps({"resourceSpans": kept_resources}) + b"\n"
+        # Written as a file's line would be: every digit of a large integer, and nesting
+        # deeper than orjson writes.
+        decoded.line = jsontext.dumps({"resourceSpans": kept_resources}).encode() + b"\n"
     return decoded
 
 
@@ -143,10 +149,10 @@ def _check_ids(span: Any, ids_from: str) -> str | None:
             continue
         hexed = _hex(value, size, ids_from)
         if hexed is None:
-            shown = orjson.dumps(value).decode()[:40]
+            shown = jsontext.dumps(value)[:40]
             return (f"{key} {shown} is not {size * 2} hex digits" if ids_from == "hex"
                     else f"{key} is not {size} bytes")
-        if required and hexed.strip("0") == "":
+        if hexed.strip("0") == "":
             return f"{key} is all zeros"
         span[key] = hexed
     links = span.get("links")
