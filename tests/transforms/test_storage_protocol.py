@@ -4,6 +4,7 @@ Delta reader counts what the warehouse counts), and reading never writes: `runla
 from a home that was moved, or that the user cannot write."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,31 @@ def test_sql_answers_on_a_read_only_mount_of_a_moved_home(tmp_path: Path) -> Non
     finally:
         con.close()
     assert json.loads(res.stdout) == [{"n": want}]
+
+
+@pytest.mark.skipif(not _can_mount_read_only(),
+                    reason="this machine does not let a user make a mount namespace")
+def test_report_on_a_read_only_home_keeps_its_exit_code(tmp_path: Path) -> None:
+    """`runlake report --fail-on-regression` on a home mounted read-only: the page goes to the
+    cache folder (said in a warning) and the exit code stays 3; `--out` on the read-only
+    mount is refused in one line (exit 2); `doctor` checks without writing."""
+    home = tmp_path / "home"
+    ingest([SAMPLES], home)
+    runlake = Path(sys.executable).parent / "runlake"
+    cache = tmp_path / "cache"
+    script = (f'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && '
+              f'! touch "$1/probe" 2>/dev/null && '
+              f'"{runlake}" report --home "$1" --fail-on-regression; echo "report=$?"; '
+              f'"{runlake}" report --home "$1" --out "$1/page.html"; echo "out=$?"; '
+              f'"{runlake}" doctor --home "$1"; echo "doctor=$?"')
+    res = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(home)],
+                         capture_output=True, timeout=300, text=True,
+                         env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    said = res.stdout + res.stderr
+    assert "report=3" in said and "out=2" in said and "doctor=0" in said, said[-3000:]
+    assert "cannot be written (Read-only file system)" in said and "Traceback" not in said
+    (page,) = cache.glob("runlake/reports/*/nightly-*.html")
+    assert "<html" in page.read_text()[:500].lower()
 
 
 def test_a_lake_of_the_layout_before_derived_tables_is_moved_once(

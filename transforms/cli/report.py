@@ -33,6 +33,9 @@ def report_cmd(
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here "
                                                   "[default: append to $GITHUB_STEP_SUMMARY "
                                                   "when set].")] = None,
+    page: Annotated[Path | None, typer.Option(
+        "--out", help="Write the page here (by default reports/nightly-DAY.html in the home, "
+        "or runlake's cache folder where the home cannot be written).")] = None,
     home: HomeOpt = None,
 ) -> None:
     """Write the nightly HTML report (reports/nightly-DAY.html) and print what regressed.
@@ -53,7 +56,7 @@ def report_cmd(
         except ValueError:
             _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
     config = _settings()
-    summary = write_report(_home(home), when, baseline_days)
+    summary = write_report(_home(home), when, baseline_days, out=page)
     v = summary.verdict
     say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
     say(f"{v.latest_day}: {counted(summary.n_runs_latest, 'run')} against {v.baseline_span()}")
@@ -71,6 +74,8 @@ def report_cmd(
     if v.all_clear:
         say("  no regression: no pair crashed significantly, went missing or lost pass rate")
     say(f"  {summary.cases_line()}")
+    if summary.note is not None:
+        err.print(f"warning: {_printable(summary.note)}", highlight=False, markup=False)
     say(f"report: {summary.path.resolve()}")
     if config.webhook_url and not v.all_clear:
         try:

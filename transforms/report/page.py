@@ -9,6 +9,7 @@ values are escaped inside them) are inserted as markup.
 
 import hashlib
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -18,6 +19,7 @@ from typing import Any
 
 import jinja2
 
+from transforms.errors import InputError
 from transforms.report import charts, nightly, queries
 from transforms.report.fmt import p_value, pct, plain, usd_change
 from transforms.report.queries import MAX_CRASHES, MAX_FLIPS, SURPRISE_LEVEL, ReportData
@@ -133,15 +135,40 @@ def render(data: ReportData, now: datetime | None = None) -> str:
 
 
 def write_report(home: Path | str, day: date | None = None, baseline_days: int = 7,
-                 now: datetime | None = None) -> ReportSummary:
-    """Write home/reports/nightly-<day>.html (beside the warehouse file for an s3:// home;
-    atomically) and return what it says."""
+                 now: datetime | None = None, out: Path | None = None) -> ReportSummary:
+    """Write the page to `out`, else home/reports/nightly-<day>.html (beside the warehouse file
+    for an s3:// home; atomically), and return what it says. A home that cannot be written (a
+    read-only mount) does not stop the report: the page goes to runlake's cache folder instead,
+    and `summary.note` says so (an `out` that cannot be written is an InputError)."""
     from transforms import warehouse
 
     data = queries.read(home, day, baseline_days)
-    summary = summarize(data, warehouse.reports(home) / f"nightly-{data.latest.isoformat()}.html")
-    write_page(summary.path, render(data, now))
+    name = f"nightly-{data.latest.isoformat()}.html"
+    summary = summarize(data, out if out is not None else warehouse.reports(home) / name)
+    page = render(data, now)
+    try:
+        write_page(summary.path, page)
+    except OSError as e:
+        if out is not None:
+            raise InputError(f"{out}: the report cannot be written there "
+                             f"({e.strerror or e})") from None
+        aside = _cache_reports(home) / name
+        write_page(aside, page)
+        summary.note = (f"{summary.path.parent} cannot be written ({e.strerror or e}): the "
+                        "page is in runlake's cache folder instead (choose with --out)")
+        summary.path = aside
     return summary
+
+
+def _cache_reports(home: Path | str) -> Path:
+    """The folder of a home's reports in runlake's cache folder (for a home that cannot be
+    written): reports/<the home's name>-<a digest of its path>."""
+    from transforms.settings import cache_home, load
+
+    where = str(home) if isinstance(home, str) else str(Path(home).resolve())
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", where).strip("-.")[-60:]
+    digest = hashlib.sha256(where.encode()).hexdigest()[:10]
+    return cache_home(load().xdg_cache_home) / "reports" / f"{readable}-{digest}"
 
 
 def write_page(path: Path, page: str) -> None:

@@ -21,6 +21,8 @@ class ReportSummary:
     n_surprising: int = 0
     """Test cases whose failure on the day is surprising given their history
     (surprise_p < 0.05)."""
+    note: str | None = None
+    """Where the page went instead of the home's reports folder, and why (a read-only home)."""
 
     def cases_line(self) -> str:
         """How many test cases changed, in one plain line."""
