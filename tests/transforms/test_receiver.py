@@ -452,3 +452,44 @@ def test_a_deeply_nested_request_gets_an_answer(landing: Path, tmp_path: Path) -
     finally:
         con.close()
     assert f'"big":{big}' in attributes and attributes.count("[") == 100
+
+
+def test_a_gzip_body_of_several_members_is_read_whole() -> None:
+    """RFC 1952 allows several gzip members one after another (what `cat a.gz b.gz` gives):
+    each is read, the body limit counts them all, and bytes after the last that are not a
+    member are refused."""
+    a, b = b'{"resourceSpans": [', b"]}"
+    assert otlp.gunzip(gzip.compress(a) + gzip.compress(b), 1000) == a + b
+    assert otlp.gunzip(gzip.compress(a) + gzip.compress(b) + b"\0\0", 1000) == a + b
+    with pytest.raises(otlp.TooLarge):
+        otlp.gunzip(gzip.compress(b"x" * 600) + gzip.compress(b"y" * 600), 1000)
+    with pytest.raises(otlp.DecodeError):
+        otlp.gunzip(gzip.compress(a) + b"trailing", 1000)
+    with pytest.raises(otlp.DecodeError):
+        otlp.gunzip(gzip.compress(a)[:-3], 1000)
+
+
+def test_the_token_is_checked_before_the_body_is_asked_for(landing: Path) -> None:
+    """`Expect: 100-continue` without the token gets 401 at once (no 100 Continue first), with
+    it 100 and then the answer; the Server header names the receiver, not its Python."""
+    import socket
+
+    served = Served(landing, {"RUNLAKE_RECEIVER_TOKEN": TOKEN})
+    body = json_request([json_span("a" * 32, "b" * 16)])
+    host, port = served.url.split("//", 1)[1].split("/", 1)[0].split(":")
+    head = (b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Expect: 100-continue\r\nContent-Length: " + str(len(body)).encode() + b"\r\n")
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(head + b"\r\n")
+            first = s.recv(4096)
+        assert first.startswith(b"HTTP/1.1 401"), first[:80]
+        assert b"Python" not in first and b"Server: runlake-receiver\r\n" in first
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(head + f"Authorization: Bearer {TOKEN}\r\n\r\n".encode())
+            assert s.recv(4096).startswith(b"HTTP/1.1 100")
+            s.sendall(body)
+            assert s.recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        said = served.stop()
+    assert "1 span written" in said

@@ -56,17 +56,23 @@ class Decoded:
 
 def gunzip(body: bytes, limit: int) -> bytes:
     """A gzip body's contents, at most `limit` bytes (TooLarge above it: a small body can
-    expand a thousandfold); DecodeError when it is not gzip."""
-    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    expand a thousandfold); every member of a multi-member body (RFC 1952), zero bytes after
+    the last ignored; DecodeError when it is not gzip."""
+    out = bytearray()
+    rest = body
     try:
-        out = inflate.decompress(body, limit + 1)
-        if len(out) > limit:
-            raise TooLarge(f"the body is larger than {limit} bytes once gunzipped")
-        if not inflate.eof:
-            raise DecodeError("the gzip body is truncated")
+        while True:
+            inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            out += inflate.decompress(rest, limit + 1 - len(out))
+            if len(out) > limit:
+                raise TooLarge(f"the body is larger than {limit} bytes once gunzipped")
+            if not inflate.eof:
+                raise DecodeError("the gzip body is truncated")
+            rest = inflate.unused_data
+            if not rest.strip(b"\0"):
+                return bytes(out)
     except zlib.error as e:
         raise DecodeError(f"the body is not gzip: {e}") from None
-    return out
 
 
 def decode(body: bytes, media_type: str) -> Decoded:

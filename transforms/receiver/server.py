@@ -193,6 +193,35 @@ class Handler(BaseHTTPRequestHandler):
     server: Receiver
     server_version = "runlake-receiver"
 
+    def version_string(self) -> str:
+        """The Server header: the receiver's name, not the Python that runs it."""
+        return self.server_version
+
+    def handle_expect_100(self) -> bool:
+        """`Expect: 100-continue`: a request without the token is answered 401 before its
+        body is asked for (the 100 Continue went out before the token was checked)."""
+        if not self._authorized():
+            self.close_connection = True
+            self._refuse_token(self._answer_as())
+            return False
+        return bool(super().handle_expect_100())
+
+    def _answer_as(self) -> str:
+        media = self.headers.get_content_type()
+        return media if media in otlp.MEDIA_TYPES else otlp.JSON
+
+    def _authorized(self) -> bool:
+        token = self.server.token
+        if token is None:
+            return True
+        scheme, _, value = self.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(),
+                                                                  token.encode())
+
+    def _refuse_token(self, answer_as: str) -> None:
+        self._answer(401, "missing or wrong bearer token", answer_as,
+                     {"WWW-Authenticate": 'Bearer realm="runlake"'})
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         pass  # one line per request would drown the terminal; counts are printed at the end
 
@@ -222,17 +251,11 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(404, "not found: the receiver serves POST /v1/traces", otlp.JSON)
             return
         media = self.headers.get_content_type()
-        answer_as = media if media in otlp.MEDIA_TYPES else otlp.JSON
-        token = self.server.token
-        if token is not None:
-            given = self.headers.get("Authorization", "")
-            scheme, _, value = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(),
-                                                                     token.encode()):
-                self.close_connection = True
-                self._answer(401, "missing or wrong bearer token", answer_as,
-                             {"WWW-Authenticate": 'Bearer realm="runlake"'})
-                return
+        answer_as = self._answer_as()
+        if not self._authorized():
+            self.close_connection = True
+            self._refuse_token(answer_as)
+            return
         if media not in otlp.MEDIA_TYPES:
             self.close_connection = True
             self._answer(415, f"unsupported media type {media!r}: send application/x-protobuf "
