@@ -16,6 +16,7 @@ views in memory.
 """
 
 import importlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILD", "FILE_NAME", "GROUP_WEEKS", "NEIGHBOUR_DAYS", "SQL_DIR", "STORAGE_VERSION",
            "WarehouseError", "at", "build", "connect", "in_memory", "is_current",
-           "live", "newest_log", "path", "publish", "reach", "reports", "staged",
+           "live", "log_state", "newest_log", "path", "publish", "reach", "reports", "staged",
            "view_docs"]
 
 FILE_NAME = "warehouse.duckdb"
@@ -64,26 +65,39 @@ def newest_log(home: Path | str) -> int:
     """The newest commit of the lake's manifest (lake/ingest_files/_delta_log), from one
     listing of its log: -1 when there is none. Any commit after a build (a lake version, a
     vacuum) makes warehouse.duckdb stale."""
-    where = locate(home)
-    store = where.lake()
+    return log_state(home)[0]
+
+
+def log_state(home: Path | str) -> tuple[int, str | None]:
+    """The newest commit of the lake's manifest and what tells that commit's file from another
+    of the same name (its ETag and size on object storage, its inode, size and time on a local
+    folder; None when there is no log). A lake written anew at the same place reaches the same
+    version numbers with other files: a warehouse file built for the old one is then stale."""
+    store = locate(home).lake()
     try:
-        names = list(store.listing("ingest_files", "_delta_log"))
+        names = store.listing("ingest_files", "_delta_log")
     except FileNotFoundError:
-        return -1
-    found = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
-    return max(found, default=-1)
+        return -1, None
+    found = {int(n[:-5]): n for n in names if n.endswith(".json") and n[:-5].isdigit()}
+    if not found:
+        return -1, None
+    version = max(found)
+    stamp = names[found[version]]
+    if stamp is None:  # a local folder's listing does not read its files' stamps
+        stamp = store.stamp("ingest_files", "_delta_log", found[version])
+    return version, None if stamp is None else json.dumps(list(stamp))
 
 
-def built_for(con: "duckdb.DuckDBPyConnection") -> tuple[str, int] | None:
-    """The home and the manifest's log version a warehouse file was built for (None: not a
-    warehouse file this runlake built)."""
+def built_for(con: "duckdb.DuckDBPyConnection") -> tuple[str, int, str | None] | None:
+    """The home, the manifest's log version and that log file's stamp a warehouse file was
+    built for (None: not a warehouse file this runlake built)."""
     import duckdb
 
     try:
-        row = con.execute(f"SELECT home, log_version FROM {BUILD}").fetchone()
+        row = con.execute(f"SELECT home, log_version, log_stamp FROM {BUILD}").fetchone()
     except duckdb.Error:
         return None
-    return None if row is None else (str(row[0]), int(row[1]))
+    return None if row is None else (str(row[0]), int(row[1]), row[2])
 
 
 def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConnection":
@@ -108,7 +122,7 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
         except duckdb.Error:
             con = None  # damaged: the views in memory until a writer builds it again
         if con is not None:
-            if built_for(con) == (where.name, newest_log(home)):
+            if built_for(con) == (where.name, *log_state(home)):
                 if where.remote:
                     from transforms.objectstore import reach as reach_store
 

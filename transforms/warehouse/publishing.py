@@ -20,7 +20,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake, lake_schema
 from transforms.lake.store import locate
-from transforms.warehouse import BUILD, FILE_NAME, built_for, newest_log, path
+from transforms.warehouse import BUILD, FILE_NAME, built_for, log_state, path
 from transforms.warehouse.derive import (
     PUBLIC,
     derived,
@@ -78,7 +78,7 @@ def is_current(home: Path | str) -> bool:
     except duckdb.Error:
         return False  # a damaged file: build it again
     try:
-        return built_for(con) == (locate(home).name, newest_log(home))
+        return built_for(con) == (locate(home).name, *log_state(home))
     finally:
         con.close()
 
@@ -97,7 +97,7 @@ def _build(home: Path | str, target: Path | None,
     lake = Lake(home)
     target = path(home) if target is None else target
     target.parent.mkdir(parents=True, exist_ok=True)
-    log = newest_log(home)
+    log, stamp = log_state(home)
     snapshot = lake.snapshot()
     tmp = target.with_name(f".{FILE_NAME}.{uuid.uuid4().hex}.tmp")
     try:
@@ -107,9 +107,9 @@ def _build(home: Path | str, target: Path | None,
             schema = BUILD.split(".")[0]
             con.execute(f"CREATE SCHEMA {schema}")
             con.execute(f"CREATE TABLE {BUILD} (home VARCHAR, log_version BIGINT, "
-                        "lake_version BIGINT)")
-            con.execute(f"INSERT INTO {BUILD} VALUES (?, ?, ?)",
-                        [locate(home).name, log, snapshot.get(MANIFEST, -1)])
+                        "lake_version BIGINT, log_stamp VARCHAR)")
+            con.execute(f"INSERT INTO {BUILD} VALUES (?, ?, ?, ?)",
+                        [locate(home).name, log, snapshot.get(MANIFEST, -1), stamp])
             con.execute("CHECKPOINT")
             if not keep:
                 con.close()
@@ -152,7 +152,7 @@ def _staged_path(home: Path | str) -> Path:
 
 def _built_now(con: duckdb.DuckDBPyConnection, home: Path | str) -> bool:
     """The warehouse file open on `con` was built from this home for its newest lake version."""
-    return built_for(con) == (locate(home).name, newest_log(home))
+    return built_for(con) == (locate(home).name, *log_state(home))
 
 
 def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
