@@ -223,3 +223,31 @@ def test_a_crash_under_the_strict_contract_stays_a_crash(
         "crashed": "error", "skipped": "skipped", "silent": "contract_violation"}
     assert query("select run_id from v_crashed_runs") == [("crashed",)]
     assert query("select run_id from v_contract_violations") == [("silent",)]
+
+
+def test_a_run_dated_in_the_future_is_never_the_night_reported(tmp_path: Path) -> None:
+    """One run with a wrong clock (9998-12-31) in a home with a real regression: the report,
+    its exit code and the views' default window stay on the latest real night, and a warning
+    names the future-dated runs."""
+    samples = Path(__file__).resolve().parents[1] / "data_samples"
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "clock.responses.jsonl").write_bytes(to_line({
+        "run_id": "from-the-future", "agent": "support-bot", "test_case_id": "k",
+        "started_at": "9998-12-31T10:00:00Z", "outcome": {"status": "passed"},
+        "response": {"final_response": "ok"}}))
+    home = tmp_path / "home"
+    ingest([samples, landing], home)
+    res = RUNNER.invoke(app, ["report", "--home", str(home), "--fail-on-regression"])
+    assert res.exit_code == 3, res.output
+    assert res.stdout.startswith("2026-11-20: "), res.stdout[:200]
+    assert "1 run is dated after today (UTC), so never the night reported by default: " \
+           "9998-12-31 (1 run)" in res.output
+    con = warehouse.connect(home)
+    try:
+        assert con.execute("SELECT latest_day::VARCHAR FROM comparison_window(NULL, NULL)"
+                           ).fetchall() == [("2026-11-20",)]
+        assert con.execute("SELECT count(*) FROM v_regressions WHERE latest_day = "
+                           "DATE '2026-11-20'").fetchone()[0] > 0  # type: ignore[index]
+    finally:
+        con.close()

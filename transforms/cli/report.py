@@ -74,6 +74,9 @@ def report_cmd(
     if v.all_clear:
         say("  no regression: no pair crashed significantly, went missing or lost pass rate")
     say(f"  {summary.cases_line()}")
+    if summary.future_line() is not None:
+        err.print(f"warning: {_printable(summary.future_line() or '')}", highlight=False,
+                  markup=False)
     if summary.note is not None:
         err.print(f"warning: {_printable(summary.note)}", highlight=False, markup=False)
     say(f"report: {summary.path.resolve()}")

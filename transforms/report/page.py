@@ -114,7 +114,8 @@ def flag_rows(rows: list[dict[str, Any]], n_baseline_days: int) -> list[FlagRow]
 def summarize(data: ReportData, path: Path) -> ReportSummary:
     return ReportSummary(path=path, verdict=data.verdict, n_runs_latest=data.n_runs_latest,
                          n_flips=sum(c["direction"] is not None for c in data.changed),
-                         n_pass_to_fail=data.n_pass_to_fail, n_surprising=data.n_surprising)
+                         n_pass_to_fail=data.n_pass_to_fail, n_surprising=data.n_surprising,
+                         future_runs=[(r["day"], int(r["n_runs"])) for r in data.future_runs])
 
 
 def render(data: ReportData, now: datetime | None = None) -> str:

@@ -9,7 +9,7 @@ alone, after the connection is closed.
 """
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,9 @@ class ReportData:
     flags: list[Row]
     pass_hat_k: dict[tuple[str, str], Row] = field(default_factory=dict)
     """pass^k at the largest k of each pair whose cases ran more than once on the latest day."""
+    future_runs: list[Row] = field(default_factory=list)
+    """Days after today (UTC) that runs are dated on, with their run counts (a wrong clock):
+    never the default latest day."""
     runs: dict[str, RunDetail | None] = field(default_factory=dict)
     """The runs the page shows (changed cases, crashed runs) by run id; None when no longer
     in the warehouse."""
@@ -131,7 +134,12 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
         raise InputError("--baseline-days must be at least 1")
     con = warehouse.connect(home)
     try:
-        latest = day or con.execute("SELECT max(day) FROM runs").fetchone()[0]  # type: ignore[index]
+        # The latest real night: a day after today (UTC) is a wrong clock, never the default.
+        today = datetime.now(UTC).date()
+        future = _rows(con, "SELECT day, count(*) AS n_runs FROM runs WHERE day > ? "
+                            "GROUP BY day ORDER BY day", [today])
+        latest = day or con.execute("SELECT max(day) FROM runs WHERE day <= ?",
+                                    [today]).fetchone()[0]  # type: ignore[index]
         if latest is None:
             raise InputError("the warehouse has no runs yet: run `runlake ingest PATH` first")
         params = [latest, baseline_days]
@@ -163,7 +171,8 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
                               "tool_name LIMIT 15", params),
             flags=_rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]),
             pass_hat_k={(r["agent"], r["model"]): r
-                        for r in _rows(con, PASS_HAT_K, [latest])})
+                        for r in _rows(con, PASS_HAT_K, [latest])},
+            future_runs=future)
         wanted: list[str | None] = []
         for c in data.changed[:MAX_FLIPS]:
             wanted += [c["latest_run_id"], shown_beside(c)]

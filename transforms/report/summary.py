@@ -1,6 +1,6 @@
 """What the report says, for callers that print or publish it (CLI, Dagster metadata)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -21,8 +21,20 @@ class ReportSummary:
     n_surprising: int = 0
     """Test cases whose failure on the day is surprising given their history
     (surprise_p < 0.05)."""
+    future_runs: list[tuple[date, int]] = field(default_factory=list)
+    """Days after today (UTC) that runs are dated on, and how many (a wrong clock)."""
     note: str | None = None
     """Where the page went instead of the home's reports folder, and why (a read-only home)."""
+
+    def future_line(self) -> str | None:
+        """The runs dated after today (UTC), named by day, in one line (None: none)."""
+        if not self.future_runs:
+            return None
+        n = sum(k for _, k in self.future_runs)
+        days = ", ".join(f"{d} ({k} run{'' if k == 1 else 's'})" for d, k in self.future_runs[:5])
+        more = f" and {len(self.future_runs) - 5} more days" if len(self.future_runs) > 5 else ""
+        return (f"{n} run{' is' if n == 1 else 's are'} dated after today (UTC), so never the "
+                f"night reported by default: {days}{more}; a clock that is wrong?")
 
     def cases_line(self) -> str:
         """How many test cases changed, in one plain line."""
