@@ -493,3 +493,30 @@ def test_the_token_is_checked_before_the_body_is_asked_for(landing: Path) -> Non
     finally:
         said = served.stop()
     assert "1 span written" in said
+
+
+def test_a_refused_write_leaves_no_empty_landing_file(landing: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a full disk every write is refused (the request gets 503): the file opened for it
+    holds no line, and it is removed when closed, neither renamed into the landing folder as
+    an empty file nor counted as a file written."""
+    import errno
+
+    files = LandingFiles(landing, max_bytes=1 << 20, max_seconds=3600)
+    files.start()
+    real_write = os.write
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    for _ in range(3):
+        with pytest.raises(OSError):
+            files.append(b'{"resourceSpans": []}\n')
+        files.close()
+    monkeypatch.setattr(os, "write", real_write)
+    files.append(b'{"resourceSpans": []}\n')
+    files.stop()
+    closed, parts = landed(landing)
+    assert parts == [] and files.closed == closed and len(closed) == 1
+    assert closed[0].read_bytes() == b'{"resourceSpans": []}\n'

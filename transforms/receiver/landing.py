@@ -127,11 +127,18 @@ class LandingFiles:
             self.close()
 
     def close(self) -> None:
-        """Close the open file under its final name (nothing when none is open)."""
+        """Close the open file under its final name (nothing when none is open); a file that
+        holds no line (every write to it failed: a full disk) is removed instead."""
         if self._fd is None or self._path is None:
             return
         os.close(self._fd)
         self._fd = None
+        if self._size == 0:
+            with contextlib.suppress(OSError):
+                self._path.unlink()
+                _fsync_dir(self._path.parent)
+            self._path = None
+            return
         final = self._rename(self._path)
         _fsync_dir(final.parent)
         self.closed.append(final)
