@@ -255,8 +255,8 @@ PERIODS = ("providers:\n  p:\n    source: https://x\n    read_on: 2026-11-01\n  
 def test_a_bad_price_period_is_refused_in_one_line(tmp_path: Path, home: Path, text: str,
                                                    message: str) -> None:
     """Bad dates, periods out of order or starting on one day, negative, non-numeric or absurd
-    prices, unknown or repeated keys: an InputError naming the file and the model; the CLI tells it in one line
-    and exits 2, without a traceback."""
+    prices, unknown or repeated keys: an InputError naming the file and the model; the CLI
+    tells it in one line and exits 2, without a traceback."""
     path = tmp_path / "prices.yaml"
     path.write_text(text)
     with pytest.raises(InputError) as e:
