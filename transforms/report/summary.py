@@ -34,7 +34,7 @@ class ReportSummary:
         days = ", ".join(f"{d} ({k} run{'' if k == 1 else 's'})" for d, k in self.future_runs[:5])
         more = f" and {len(self.future_runs) - 5} more days" if len(self.future_runs) > 5 else ""
         return (f"{n} run{' is' if n == 1 else 's are'} dated after today (UTC), so never the "
-                f"night reported by default: {days}{more}; a clock that is wrong?")
+                f"night reported by default: {days}{more} (check the clock of what ran them)")
 
     def cases_line(self) -> str:
         """How many test cases changed, in one plain line."""
