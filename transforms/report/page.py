@@ -140,7 +140,7 @@ def write_report(home: Path | str, day: date | None = None, baseline_days: int =
     """Write the page to `out`, else home/reports/nightly-<day>.html (beside the warehouse file
     for an s3:// home; atomically), and return what it says. A home that cannot be written (a
     read-only mount) does not stop the report: the page goes to runlake's cache folder instead,
-    and `summary.note` says so (an `out` that cannot be written is an InputError)."""
+    and the summary's note says so (an `out` that cannot be written is an InputError)."""
     from transforms import warehouse
 
     data = queries.read(home, day, baseline_days)
