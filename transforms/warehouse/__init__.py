@@ -116,13 +116,14 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
     where = locate(home)
     target = where.warehouse
     extra = {} if temp is None else {"temp_directory": str(temp)}
+    state = log_state(home)  # one listing of the manifest's log
     if target.exists():
         try:
             con = db.connect(str(target), read_only=True, **extra)
         except duckdb.Error:
             con = None  # damaged: the views in memory until a writer builds it again
         if con is not None:
-            if built_for(con) == (where.name, *log_state(home)):
+            if built_for(con) == (where.name, *state):
                 if where.remote:
                     from transforms.objectstore import reach as reach_store
 
@@ -133,7 +134,7 @@ def connect(home: Path | str, temp: Path | None = None) -> "duckdb.DuckDBPyConne
                         raise
                 return con
             con.close()
-    if newest_log(home) < 0:
+    if state[0] < 0:
         raise NoWarehouse(target)
     from transforms.warehouse.publishing import in_memory
 
