@@ -47,8 +47,10 @@ _FS_PID = [os.getpid()]
 
 def cache_folder(url: str, xdg: Path | None = None) -> Path:
     """The local folder of an s3:// home's warehouse: ~/.cache/runlake/<bucket-prefix>-<hash>
-    (or under XDG_CACHE_HOME); the name holds plain characters only, whatever the URL."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", url[len(S3):]).strip("-.")[:80]
+    (or under XDG_CACHE_HOME); a local home's path is named the same way (<path>-<hash>). The
+    name holds plain characters only, whatever the URL or path."""
+    name = url[len(S3):] if url.startswith(S3) else url
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:80]
     digest = hashlib.sha256(url.encode()).hexdigest()[:10]
     return cache_home(xdg) / f"{readable}-{digest}"
 

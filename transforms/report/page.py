@@ -9,7 +9,6 @@ values are escaped inside them) are inserted as markup.
 
 import hashlib
 import os
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -163,13 +162,13 @@ def write_report(home: Path | str, day: date | None = None, baseline_days: int =
 
 def _cache_reports(home: Path | str) -> Path:
     """The folder of a home's reports in runlake's cache folder (for a home that cannot be
-    written): reports/<the home's name>-<a digest of its path>."""
-    from transforms.settings import cache_home, load
+    written): reports/<the home, named as cache_folder names it>."""
+    from transforms.objectstore import cache_folder
+    from transforms.settings import load
 
-    where = str(home) if isinstance(home, str) else str(Path(home).resolve())
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", where).strip("-.")[-60:]
-    digest = hashlib.sha256(where.encode()).hexdigest()[:10]
-    return cache_home(load().xdg_cache_home) / "reports" / f"{readable}-{digest}"
+    where = home if isinstance(home, str) else str(Path(home).resolve())
+    named = cache_folder(where, load().xdg_cache_home)
+    return named.parent / "reports" / named.name
 
 
 def write_page(path: Path, page: str) -> None:
