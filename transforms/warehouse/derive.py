@@ -159,16 +159,15 @@ def digest(lake: Lake) -> str:
     return h.hexdigest()
 
 
-def derive(lake: Lake, before: dict[str, int], every_week: bool = False) -> dict[str, Any]:
+def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
     """Step 2 of a lake version (transforms.warehouse.lake_version), under the commit lock:
     rewrite the derived tables for what the written tables changed since the lake version
     `before` (the versions readers saw). Returns what the manifest commit records:
-    `derived_from` and the weeks rewritten. With `every_week`, every week is derived again
-    (a written table was made anew: its files before are not comparable)."""
+    `derived_from` and the weeks rewritten."""
     scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
     stage = Stage()
     try:
-        return _derive(lake, before, scratch, lake.versions(), stage, every_week)
+        return _derive(lake, before, scratch, lake.versions(), stage)
     except duckdb.Error as e:
         if memory.out_of_memory(e):
             raise memory.stopped(stage.now, e, memory.budget()) from None
@@ -178,15 +177,18 @@ def derive(lake: Lake, before: dict[str, int], every_week: bool = False) -> dict
 
 
 def _derive(lake: Lake, before: dict[str, int], scratch: Path,
-            now: dict[str, int], stage: Stage, every_week: bool = False) -> dict[str, Any]:
+            now: dict[str, int], stage: Stage) -> dict[str, Any]:
     """Derive over the written tables at `now`."""
     key = digest(lake)
     previous = lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
-    # Every week when the SQL or the lookups changed, or a derived table is not there (a
-    # first commit, or one a repair moved aside).
+    # Every week when the SQL or the lookups changed, when a derived table is not there (a
+    # first commit, or one a repair moved aside), or when a written table has no version
+    # readers saw (a repair moved it aside and the commit made it anew: its files before
+    # cannot be compared with its files now).
     expected = [*(derived(f.stem) for f in _intermediate()), *PUBLIC, SUPERSEDED]
-    full = every_week or previous.get("derived_from") != key or any(
-        before.get(t, -1) < 0 or now.get(t, -1) < 0 for t in expected)
+    full = previous.get("derived_from") != key or any(
+        before.get(t, -1) < 0 or now.get(t, -1) < 0 for t in expected) or any(
+        before.get(stored(t), -1) < 0 <= now.get(stored(t), -1) for t in TABLES)
     lake.prefetch({stored(t): now.get(stored(t), -1) for t in TABLES})
     files = {t: lake.file_days(stored(t), now.get(stored(t), -1)) for t in TABLES}
     columns = {t: lake.columns(stored(t), now.get(stored(t), -1)) for t in TABLES}

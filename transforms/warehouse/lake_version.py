@@ -31,8 +31,8 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
     of `sources`; with action "forget" or "repair" no parts, only removals), the derived
     tables, the upkeep of the months it touched, then the manifest rows of `sources`.
     `replaced`: tables made anew since the version readers saw (a repair moved them aside),
-    whose versions before name nothing any more: every week is derived again. Call it
-    holding `lake.committing()`."""
+    whose versions before name nothing any more: the derive compares nothing with them and
+    derives every week again. Call it holding `lake.committing()`."""
     vacuum_hours(retention_hours)  # refused before anything is committed
     result = CommitResult(days=sorted(set(days)))
     gone = set(replaced)
@@ -42,7 +42,7 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
         result.versions[stored(t)] = version
         result.rows_added[t] = added
         result.rows_removed[t] = removed
-    extra = derive(lake, before, every_week=bool(gone))
+    extra = derive(lake, before)
     # Before the manifest, so the versions it records include the compacted files (the
     # files compaction replaced may then be vacuumed without breaking that version).
     result.maintenance = lake.maintain({month_of(d) for d in result.days}, retention_hours)
