@@ -2,7 +2,8 @@
 -- within a day of the run) and its duration, from the run's spans within a day of it. run_day is
 -- the run's day. A root that ends before it starts (span_end_before_start) gives no runtime:
 -- a negative duration is never a run's agent_runtime_ms.
--- Grain: one row per run with at least one linked span; the longest root when there are several.
+-- Grain: one row per run with at least one linked span; the longest root when there are several
+-- (the least span_id of those as long).
 create or replace view intermediate.int_run_root_spans as
 with spans as (
     select
@@ -30,12 +31,21 @@ roots as (
            where parent.trace_id = spans.trace_id and parent.span_id = spans.parent_id
              and within_reach(parent.day, spans.run_day)
        )
+),
+
+longest as (
+    select
+        *,
+        max(case when duration_ms >= 0 then duration_ms end) over (partition by run_id)
+            as longest_ms
+    from roots
 )
 
+-- Of roots that last as long, the least span_id: the same root however the rows are read.
 select
     run_id,
     any_value(run_day) as run_day,
-    arg_max(span_id, duration_ms) filter (where duration_ms >= 0) as span_id,
-    max(duration_ms) filter (where duration_ms >= 0) as duration_ms
-from roots
+    min(span_id) filter (where duration_ms = longest_ms) as span_id,
+    max(longest_ms) as duration_ms
+from longest
 group by run_id

@@ -20,10 +20,11 @@ from sqlglot import exp
 from devtools.prerequisites import JAVA_HINT, JAVA_MIN, java_problem, spark_skip_reason
 from tests.sql.conftest import SAMPLES
 from transforms import warehouse
-from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
 from transforms.lake import Lake, stored
 from transforms.warehouse import dialects, scripts
+from transforms.warehouse.staging import lines_view
 
 # Slow: a local Spark session, a JVM (`make test-fast` leaves it out). Without Java the
 # module is skipped, saying why (`make test` says so before it starts), unless
@@ -104,7 +105,7 @@ def built(home: Path, spark: Any) -> duckdb.DuckDBPyConnection:
     spark.sql("CREATE SCHEMA IF NOT EXISTS runlake")
     sources = {}
     for t in TABLES:
-        view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+        view = lines_view(t)
         files = lake.file_uris(stored(t), versions[stored(t)])
         assert files, f"the samples write the {t} table"
         spark.read.option("mergeSchema", "true").parquet(*files) \

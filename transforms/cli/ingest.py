@@ -130,6 +130,11 @@ def _print_report(r: "IngestReport") -> None:
                                           else "") for t, n in r.rows.items())
             + (_HELD_NOTE if held and any(held[0].get(t, 0) != n for t, n in r.rows.items())
                else ""), highlight=False)
+    if held and held[2][0]:
+        spans, copies = held[2]
+        out.print(f"{counted(spans, 'span')} delivered more than once: "
+                  f"{copies:,} {'copy' if copies == 1 else 'copies'} left out (the copy read "
+                  "last is kept; spans.deliveries counts them)", highlight=False)
     by_code = held[1] if held else r.flags_by_code
     if by_code:
         out.print("flags: " + ", ".join(f"{k} {v:,}" for k, v in by_code.items()))
@@ -151,14 +156,15 @@ def _print_report(r: "IngestReport") -> None:
               "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
 
 
-_HELD_NOTE = (" [a repeated run_id keeps one line's rows; each finding is counted once; the "
-              "checks across runs add their findings]")
+_HELD_NOTE = (" [a repeated run_id keeps one line's rows, a span delivered more than once one "
+              "copy; each finding is counted once; the checks across runs add their findings]")
 """Why the rows the tables hold from the files read differ from the rows read."""
 
 
-def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int]] | None:
+def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int], tuple[int, int]] | None:
     """What the tables hold from the files this ingest read (rows per table, findings per
-    code), counted in the warehouse after the commit; None when nothing was read."""
+    code, and the spans of them delivered more than once with the copies left out), counted
+    in the warehouse after the commit; None when nothing was read."""
     from transforms import warehouse
 
     sources = [f.source_file for f in r.files if not f.skipped and not f.error]
@@ -172,9 +178,14 @@ def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int]] | None:
         codes = dict(con.execute(
             "SELECT code, count(*) FROM flags WHERE source_file IN (SELECT unnest($files)) "
             "GROUP BY 1 ORDER BY 2 DESC, 1", {"files": sources}).fetchall())
+        repeated = con.execute(
+            "SELECT count(*), coalesce(sum(deliveries - 1), 0) FROM spans "
+            "WHERE deliveries > 1 AND source_file IN (SELECT unnest($files))",
+            {"files": sources}).fetchone()
     finally:
         con.close()
-    return counts, codes
+    assert repeated is not None
+    return counts, codes, (int(repeated[0]), int(repeated[1]))
 
 
 def _print_files(shown: list["FileReport"]) -> None:

@@ -27,9 +27,10 @@ lines that lose to a later line with their run_id)."""
 AS_READ = tuple(t for t in DATA_TABLES if t != "quarantine")
 """The lake tables stored as read under lake/_lines/ and derived at lake/<table>; quarantine
 and ingest_files are what the views show as they are written."""
-STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id")
+STATS_COLUMNS = ("source_file", "day", "run_id", "trace_id", "span_id")
 """The columns whose minimum and maximum each data file records (`file_stats`): which input files
-a data file holds, and the days and runs it can be skipped for."""
+a data file holds, and the days and runs it can be skipped for; and (by span_id's null count)
+whether it holds a span's rows."""
 
 def month_of(day: date) -> str:
     return f"{day.year:04d}-{day.month:02d}"

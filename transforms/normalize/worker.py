@@ -131,9 +131,9 @@ def _process_batch(tasks: list[BlockTask], given: "StagedParts | None") -> list[
 
 class StagedParts:
     """One Parquet file per table and month of the staged parts (for the tables the lake
-    shows as written, LINKED: per week of a month, the rows that name no run in a file of
-    their own), written a row group at a time, in the lake's final format: the commit adds
-    these files to the Delta tables as they are."""
+    shows as written, LINKED: per week of a month, the rows that name no run or are a span's
+    in a file of their own), written a row group at a time, in the lake's final format: the
+    commit adds these files to the Delta tables as they are."""
 
     def __init__(self, parts: Path, part: str) -> None:
         self.folder = parts
@@ -152,14 +152,17 @@ class StagedParts:
                         self._writer(t, month, "").write_table(piece)
                         continue
                     for week, rows in by_week(piece):
-                        # Rows that name no run (a span's) apart: the others can be linked.
+                        # Rows that name no run, and a span's, apart: the others can be linked
+                        # (a span's rows give way to a copy of the span read later).
                         pending = pc.is_null(rows.column("run_id"))
+                        if "span_id" in rows.column_names:
+                            pending = pc.or_(pending, pc.is_valid(rows.column("span_id")))
                         some = pc.any(pending).as_py()
                         if not some or not pc.all(pending).as_py():
                             own = rows.filter(pc.invert(pending)) if some else rows
                             self._writer(t, month, week).write_table(own)
                         if some:
-                            self._writer(t, month, f"{week}-runless").write_table(
+                            self._writer(t, month, f"{week}-derived").write_table(
                                 rows.filter(pending))
 
     def _writer(self, table: str, month: str, week: str) -> pq.ParquetWriter:

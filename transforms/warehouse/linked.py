@@ -28,11 +28,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.contracts.schemas import LINKED
+from transforms.contracts.schemas import LINKED, TABLES
 from transforms.errors import RunlakeError
 from transforms.lake import WEEK, Lake, files_sql, stored
 from transforms.lake import files as lakefiles
 from transforms.lake.commit import with_retries
+from transforms.warehouse.staging import kept_sql
 
 __all__ = ["LINKED", "LinesFile", "commit_linked", "computed_rows_sql", "lines_files", "linkable",
            "losers", "relinked_weeks", "restore", "window_view"]
@@ -52,7 +53,8 @@ class LinesFile:
     first: date | None
     last: date | None
     pending: bool
-    """Some row names no run (a span's: its run is found through the span)."""
+    """Some row names no run, or is a span's (its run is found through the span, and a copy
+    of the span read later replaces it)."""
     lo: str | None
     hi: str | None
     """The least and greatest source_file of its rows."""
@@ -79,12 +81,16 @@ def lines_files(lake: Lake, table: str, version: int) -> list[LinesFile]:
         return actions.column(name).to_pylist() if name in actions.column_names else [None] * n
 
     out = []
-    for path, first, last, nulls, lo, hi in zip(
+    has_spans = "span_id" in TABLES[table].schema.names
+    for path, first, last, nulls, rows, no_span, lo, hi in zip(
             column("path"), column("min.day"), column("max.day"), column("null_count.run_id"),
-            column("min.source_file"), column("max.source_file"), strict=True):
+            column("num_records"), column("null_count.span_id"), column("min.source_file"),
+            column("max.source_file"), strict=True):
         parts = unquote(path).split("/")
+        # A file without span_id statistics (staged before they were kept) may hold a span's.
+        of_spans = has_spans and (no_span is None or rows is None or no_span < rows)
         out.append(LinesFile(lake.store.url(stored(table), *parts), parts[-1], first, last,
-                             nulls is None or nulls > 0, lo, hi))
+                             nulls is None or nulls > 0 or of_spans, lo, hi))
     return out
 
 
@@ -134,13 +140,11 @@ def relinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
 def computed_rows_sql(files: list[str], table: str, columns: set[str], first: date,
                       last: date) -> str:
     """The rows of the staged files `files` of `table` that a derive computes, for the days
-    `first`..`last`, without the lines that lost to a later line (the staging view of
-    superseded lines)."""
+    `first`..`last`, without the lines that lost to a later line and the rows of span copies
+    that lost (staging.kept_sql)."""
     body = files_sql(files, table, columns)
     return (f"SELECT * FROM ({body}) AS r WHERE r.day BETWEEN DATE '{first}' AND DATE '{last}' "
-            "AND NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines AS l WHERE "
-            "l.run_id = r.run_id AND l.source_file = r.source_file "
-            "AND l.source_line = r.source_line)")
+            f"AND {kept_sql(table)}")
 
 
 def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tuple[str, date]],

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from transforms import db
-from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.contracts.schemas import TABLES
 from transforms.lake.files import duckdb_type, empty_select
 from transforms.warehouse.lookups import ModelTables, install, load
 from transforms.warehouse.sqlfiles import sql_files
@@ -24,6 +24,7 @@ from transforms.warehouse.staging import (
     SUPERSEDED_LINES,
     install_flag_codes,
     install_registry,
+    lines_view,
     run_sql,
     staging_views,
 )
@@ -43,7 +44,7 @@ def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
         for schema in ("staging", "intermediate", "checks"):
             con.execute(f"CREATE SCHEMA {schema}")
         for t in TABLES:
-            name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+            name = lines_view(t)
             con.execute(f"CREATE TABLE staging.{name}__rows AS {_rows_sql(con, t, tables.get(t))}")
             con.unregister(f"_memory_{t}")
             con.execute(f"CREATE VIEW staging.{name} AS SELECT * FROM staging.{name}__rows")

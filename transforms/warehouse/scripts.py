@@ -13,13 +13,13 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from transforms.contracts.schemas import RUN_TABLES, TABLES
+from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import MANIFEST, Lake, sql_str, stored
 from transforms.lake.store import locate
 from transforms.warehouse.dialects import DIALECTS, macros, relations, translate_query
 from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
-from transforms.warehouse.staging import staging_views
+from transforms.warehouse.staging import lines_view, staging_views
 
 LOOKUPS = ("flag_codes", "model_aliases", "model_prices")
 """Lookup tables of the warehouse, inlined as VALUES."""
@@ -160,7 +160,7 @@ def lake_sources(home: Path | str, naming: Naming,
         raise InputError(f"{lake.uri('')!r}: a lake path with control characters cannot be "
                          "named in a SQL script")
     for t in TABLES:
-        view = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
+        view = lines_view(t)
         cols = schema["staging"][view]
         v = versions.get(stored(t), -1)
         if v < 0:

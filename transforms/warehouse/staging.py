@@ -45,6 +45,59 @@ SUPERSEDED_LINES = """
 """Lines whose run_id a later line (by source file path, then line number) also carries: the
 later line wins; the earlier lines' rows stay in lake/_lines/ and are left out of the views."""
 
+SPAN_COPIES = """
+    SELECT trace_id, span_id, source_file, source_line, span_index,
+           row_number() OVER w AS copy_rank,
+           count(*) OVER (PARTITION BY trace_id, span_id) AS deliveries
+    FROM staging.stg_spans_lines
+    WHERE trace_id IS NOT NULL AND span_id IS NOT NULL
+    WINDOW w AS (PARTITION BY trace_id, span_id
+                 ORDER BY source_file DESC, source_line DESC, span_index DESC)"""
+"""Every staged copy of a span (its trace_id and span_id): an exporter delivers at least once,
+so a span can be read twice (a retried request, the same span in two files). The copy read
+last (by source file path, then line, then position in its line) wins (copy_rank 1), as for a
+repeated run_id; `deliveries` counts the copies. The copies of a span share its start time and
+so its day: a derive's window of days holds them all."""
+
+SUPERSEDED_SPANS = """
+    SELECT source_file, source_line, span_id FROM staging.stg_span_copies WHERE copy_rank > 1
+    EXCEPT
+    SELECT source_file, source_line, span_id FROM staging.stg_span_copies WHERE copy_rank = 1"""
+"""(source_file, source_line, span_id) of the span copies that lost: the rows read from them
+(an LLM call, its messages, tool calls, reasoning blocks and findings) are left out of the
+views."""
+
+SPAN_TABLES = ("spans", "llm_calls")
+"""Tables of span rows whose staging view leaves out the copies of a span that lost."""
+
+LINES_VIEWED = (*RUN_TABLES, *SPAN_TABLES)
+"""The tables whose staging view stg_<table> is made from stg_<table>_lines (the rows as
+read), without the lines and span copies that lost."""
+
+
+def lines_view(table: str) -> str:
+    """The staging view of a lake table's rows as read: stg_<table>_lines for LINES_VIEWED,
+    else stg_<table>."""
+    return f"stg_{table}_lines" if table in LINES_VIEWED else f"stg_{table}"
+
+
+def kept_sql(table: str, alias: str = "r") -> str:
+    """SQL conditions on `alias` (a row of `table` as read) that its line did not lose to a
+    later line with its run_id, nor its span to a later copy of the span."""
+    out = []
+    if table in RUN_TABLES:
+        out.append(f"""NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
+                              WHERE l.run_id = {alias}.run_id
+                                AND l.source_file = {alias}.source_file
+                                AND l.source_line = {alias}.source_line)""")
+    if table in ("messages", "tool_calls", "thinking", "flags", "llm_calls"):
+        out.append(f"""({alias}.span_id IS NULL OR NOT EXISTS (
+                           SELECT 1 FROM staging.stg_superseded_spans s
+                           WHERE s.span_id = {alias}.span_id
+                             AND s.source_file = {alias}.source_file
+                             AND s.source_line = {alias}.source_line))""")
+    return " AND ".join(out) or "true"
+
 
 @dataclass(frozen=True)
 class Window:
@@ -60,14 +113,19 @@ class Window:
 
 def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
     """The staging views built on the lake tables' own (in order, each DuckDB SQL): the lines
-    that lose to a later line (unless stored), the run tables without them, and the runs
-    that lost."""
+    that lose to a later line (unless stored), the copies of each span, the tables without
+    the lines and span copies that lost (the spans with how many times each was delivered),
+    and the runs that lost."""
     views = [("stg_superseded_lines", SUPERSEDED_LINES)] if with_superseded else []
-    for t in RUN_TABLES:
-        views.append((f"stg_{t}", f"""SELECT * FROM staging.stg_{t}_lines r
-            WHERE NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
-                              WHERE l.run_id = r.run_id AND l.source_file = r.source_file
-                                AND l.source_line = r.source_line)"""))
+    views += [("stg_span_copies", SPAN_COPIES), ("stg_superseded_spans", SUPERSEDED_SPANS)]
+    views.append(("stg_spans", """SELECT r.*, coalesce(c.deliveries, 1) AS deliveries
+        FROM staging.stg_spans_lines r
+        LEFT JOIN staging.stg_span_copies c
+          ON c.source_file = r.source_file AND c.source_line = r.source_line
+         AND c.span_index = r.span_index
+        WHERE coalesce(c.copy_rank, 1) = 1"""))
+    for t in (*RUN_TABLES, "llm_calls"):
+        views.append((f"stg_{t}", f"SELECT * FROM staging.stg_{t}_lines r WHERE {kept_sql(t)}"))
     views.append(("stg_superseded_runs", """SELECT * FROM staging.stg_runs_lines r
         WHERE EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
                       WHERE l.run_id = r.run_id AND l.source_file = r.source_file
@@ -107,8 +165,7 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[st
         if window is not None and t != "ingest_files":
             body = (f"SELECT * FROM ({body}) WHERE day BETWEEN DATE '{window.first}' "
                     f"AND DATE '{window.last}'")
-        name = f"stg_{t}_lines" if t in RUN_TABLES else f"stg_{t}"
-        con.execute(f"CREATE VIEW staging.{name} AS {body}")
+        con.execute(f"CREATE VIEW staging.{lines_view(t)} AS {body}")
     # Every line keeps its rows in lake/_lines; the views show the winning line of each run_id.
     kept = snapshot.get(SUPERSEDED, -1)
     if kept >= 0:
