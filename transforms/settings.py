@@ -76,8 +76,16 @@ class Settings(BaseSettings):
     receiver_queue_mb: float = Field(64.0, gt=0, le=4096, description="Received spans waiting "
                                      "to be written, in MiB, above which the receiver answers "
                                      "503 with Retry-After.")
-    receiver_connections: int = Field(64, ge=1, le=4096, description="Connections the receiver "
-                                      "serves at once; more are answered 503 with Retry-After.")
+    receiver_connections: int = Field(256, ge=1, le=4096, description="Connections the "
+                                      "receiver keeps open at once. When all are taken, a new "
+                                      "one takes the place of the oldest that is slow to send "
+                                      "its request; when every one is being answered, it gets "
+                                      "503 with Retry-After.")
+    receiver_memory_mb: float = Field(192.0, ge=16, le=65536, description="Memory, in MiB, "
+                                      "that requests being read and decoded may take at once "
+                                      "(a body's bytes, and 8 times its gunzipped size to "
+                                      "decode it); a request that finds it taken waits up to "
+                                      "5 s, then gets 503 with Retry-After.")
     receiver_file_mb: float = Field(64.0, gt=0, le=65536, description="A landing file is "
                                     "closed (renamed to its final name) once it holds this many "
                                     "MiB.")

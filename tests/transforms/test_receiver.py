@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -186,14 +187,14 @@ def test_a_full_write_queue_answers_503_with_retry_after(landing: Path) -> None:
     release = threading.Event()
 
     class Held(LandingFiles):
-        def append(self, data: bytes, now: float | None = None) -> None:
+        def append(self, data: bytes | list[bytes], now: float | None = None) -> None:
             release.wait(30)
             super().append(data, now)
 
     files = Held(landing, 1 << 20, 60)
     files.start()
     queue = WriteQueue(files, max_bytes=300)
-    server = Receiver(("127.0.0.1", 0), queue, None, 1 << 20, 8)
+    server = Receiver(("127.0.0.1", 0), queue, None, 1 << 20, 8, 64 << 20)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
     try:
@@ -520,3 +521,104 @@ def test_a_refused_write_leaves_no_empty_landing_file(landing: Path,
     closed, parts = landed(landing)
     assert parts == [] and files.closed == closed and len(closed) == 1
     assert closed[0].read_bytes() == b'{"resourceSpans": []}\n'
+
+
+def _vm(pid: int, key: str) -> int:
+    """A process's VmHWM or VmRSS in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split(f"{key}:", 1)[1].split()[0]) // 1024
+
+
+def _trickle(url: str, stop: threading.Event, closed: list[float]) -> None:
+    """A client that sends its request line a byte a second, and notes when the receiver
+    closed the connection."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        for byte in b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n":
+            if stop.is_set():
+                return
+            try:
+                s.sendall(bytes([byte]))
+                s.settimeout(1.0)
+                if s.recv(1 << 16) == b"":
+                    closed.append(time.monotonic() - started)
+                    return
+            except TimeoutError:
+                continue
+            except OSError:
+                closed.append(time.monotonic() - started)
+                return
+
+
+@pytest.mark.slow
+def test_slow_clients_do_not_keep_an_exporter_out(landing: Path) -> None:
+    """Twenty connections that send their request a byte a second, against 8 places: an
+    exporter that connects after them is answered 200 at once (a slow connection gives up its
+    place), and no slow connection is kept beyond the deadline for its headers, however its
+    bytes trickle in."""
+    served = Served(landing, {"RUNLAKE_RECEIVER_CONNECTIONS": "8"})
+    stop = threading.Event()
+    closed: list[float] = []
+    slow = [threading.Thread(target=_trickle, args=(served.url, stop, closed), daemon=True)
+            for _ in range(20)]
+    try:
+        for t in slow:
+            t.start()
+        time.sleep(2.5)  # the slow connections are older than EVICTABLE_AFTER_S (1 s)
+        body = json_request([json_span("a" * 32, "b" * 16)])
+        for _ in range(3):
+            code, _text, _h = post(served.url, body, otlp.JSON)
+            assert code == 200
+        for t in slow:
+            t.join(20)
+        # Closed by HEADERS_DEADLINE_S (10 s) at the latest; 20 s of trickle if not.
+        assert len(closed) == 20
+        assert max(closed) < 13
+    finally:
+        stop.set()
+        served.stop()
+
+
+def _bomb(spans: int) -> bytes:
+    """An OTLP/JSON request of `spans` alike spans, gzipped: about 250 KiB that expand to
+    about 17 MiB."""
+    one = json_span("a" * 32, "b" * 16, **{"gen_ai.operation.name": "chat"})
+    return gzip.compress(json_request([one] * spans), 9)
+
+
+@pytest.mark.slow
+def test_compressed_requests_at_once_stay_in_the_memory_bound(landing: Path) -> None:
+    """Eight requests of 250 KiB that decode to 17 MiB each, sent at once (each retried after
+    its Retry-After, as exporters do): all are written, the receiver's peak memory stays under
+    300 MiB (eight decoded at once took 1.7 GiB), and it gives the memory back afterwards."""
+    body = _bomb(40_000)
+    assert len(body) < 400_000
+    served = Served(landing)
+    try:
+        pid = served.proc.pid
+        base = _vm(pid, "VmRSS")
+        answers: list[int] = []
+
+        def export() -> None:
+            for _ in range(60):
+                code, _t, headers = post(served.url, body, otlp.JSON,
+                                         {"Content-Encoding": "gzip"})
+                if code != 503:
+                    answers.append(code)
+                    return
+                time.sleep(float(headers.get("Retry-After", "1")))
+            answers.append(503)
+
+        senders = [threading.Thread(target=export) for _ in range(8)]
+        for t in senders:
+            t.start()
+        for t in senders:
+            t.join(180)
+        assert answers == [200] * 8
+        peak, after = _vm(pid, "VmHWM"), _vm(pid, "VmRSS")
+        assert peak < 300, (base, peak, after)
+        assert after < base + 100, (base, peak, after)
+    finally:
+        said = served.stop()
+    assert "320,000 spans written" in said

@@ -41,4 +41,5 @@ def serve_cmd(
           connections=config.receiver_connections,
           file_bytes=int(config.receiver_file_mb * MIB),
           file_seconds=config.receiver_file_seconds,
+          memory_bytes=int(config.receiver_memory_mb * MIB),
           say=lambda text: out.print(_printable(text), highlight=False, markup=False))

@@ -12,8 +12,10 @@ counted in the answer's `partial_success`. A body that does not decode is a `Dec
 
 import base64
 import binascii
+import io
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,19 +77,23 @@ def gunzip(body: bytes, limit: int) -> bytes:
         raise DecodeError(f"the body is not gzip: {e}") from None
 
 
+def gunzipped_size(body: bytes) -> int:
+    """The size a gzip body gives for its contents (its last member's ISIZE: the size modulo
+    2**32, which gunzip checks), or the body's own size when it has no trailer."""
+    return int.from_bytes(body[-4:], "little") if len(body) >= 18 else len(body)
+
+
 def decode(body: bytes, media_type: str) -> Decoded:
     """The request in `body` (already gunzipped) as an OTLP/JSON line."""
     if media_type == PROTOBUF:
-        request = _from_protobuf(body)
-        ids_from = "base64"
-    else:
-        try:
-            # runlake's reading of JSON, as for a file: integers beyond 64 bits kept exact,
-            # nesting up to jsontext.READ_DEPTH levels.
-            request = jsontext.loads(body)
-        except orjson.JSONDecodeError as e:
-            raise DecodeError(f"the body is not JSON: {e}") from None
-        ids_from = "hex"
+        return _decode_protobuf(body)
+    try:
+        # runlake's reading of JSON, as for a file: integers beyond 64 bits kept exact,
+        # nesting up to jsontext.READ_DEPTH levels.
+        request = jsontext.loads(body)
+    except orjson.JSONDecodeError as e:
+        raise DecodeError(f"the body is not JSON: {e}") from None
+    ids_from = "hex"
     if not isinstance(request, dict):
         raise DecodeError("the body is not an ExportTraceServiceRequest (a JSON object)")
     resource_spans = request.get("resourceSpans", [])
@@ -129,7 +135,10 @@ def decode(body: bytes, media_type: str) -> Decoded:
     return decoded
 
 
-def _from_protobuf(body: bytes) -> dict[str, Any]:
+def _decode_protobuf(body: bytes) -> Decoded:
+    """A protobuf request as an OTLP/JSON line, written a span at a time: the whole request
+    as Python objects took many times its bytes (bench/RESULTS.md); a span at a time, what is
+    held is the parsed message and the line."""
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError as ProtobufDecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -140,8 +149,84 @@ def _from_protobuf(body: bytes) -> dict[str, Any]:
         message = ExportTraceServiceRequest.FromString(body)
     except ProtobufDecodeError as e:
         raise DecodeError(f"the body is not an ExportTraceServiceRequest: {e}") from None
-    # OTLP/JSON: camelCase names, enums as numbers, 64-bit integers as decimal strings.
-    return MessageToDict(message, use_integers_for_enums=True)
+
+    def as_json(part: Any) -> dict[str, Any]:
+        # OTLP/JSON: camelCase names, enums as numbers, 64-bit integers as decimal strings.
+        return MessageToDict(part, use_integers_for_enums=True)
+
+    decoded = Decoded(None, 0)
+    out = _LineWriter(as_json)
+    for i, rs in enumerate(message.resource_spans):
+        for j, ss in enumerate(rs.scope_spans):
+            for k, span in enumerate(ss.spans):
+                as_dict = as_json(span)
+                problem = _check_ids(as_dict, "base64")
+                if problem is None:
+                    out.span(jsontext.dumps(as_dict).encode(), rs, ss)
+                    decoded.accepted += 1
+                    continue
+                decoded.rejected += 1
+                if len(decoded.reasons) < _SHOWN_REJECTIONS:
+                    decoded.reasons.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]: "
+                                           f"{problem}")
+            out.end_scope()
+        out.end_resource()
+    decoded.line = out.line()
+    return decoded
+
+
+class _LineWriter:
+    """An OTLP/JSON line written as its spans come, into one buffer: a resource's and a
+    scope's keys are written before their first span kept, and not at all without one."""
+
+    def __init__(self, as_json: Callable[[Any], dict[str, Any]]) -> None:
+        self._as_json = as_json
+        self._buf = io.BytesIO()
+        self._buf.write(b'{"resourceSpans":[')
+        self._resources = 0
+        self._scopes = 0
+        self._spans = 0
+
+    def span(self, text: bytes, resource_spans: Any, scope_spans: Any) -> None:
+        """Write a span kept (its JSON `text`) of `scope_spans` of `resource_spans`."""
+        if self._scopes == 0 and self._spans == 0:
+            self._open(self._head(resource_spans, "resource"), "scopeSpans", self._resources)
+            self._resources += 1
+        if self._spans == 0:
+            self._open(self._head(scope_spans, "scope"), "spans", self._scopes)
+            self._scopes += 1
+        self._buf.write(b"," + text if self._spans else text)
+        self._spans += 1
+
+    def _head(self, part: Any, field: str) -> dict[str, Any]:
+        """A ResourceSpans' or ScopeSpans' own keys (its resource or scope, its schemaUrl)."""
+        head = {field: self._as_json(getattr(part, field))} if part.HasField(field) else {}
+        if part.schema_url:
+            head["schemaUrl"] = part.schema_url
+        return head
+
+    def _open(self, head: dict[str, Any], key: str, before: int) -> None:
+        text = jsontext.dumps(head).encode()
+        self._buf.write(b"," if before else b"")
+        self._buf.write(text[:-1] + (b"," if len(text) > 2 else b"") + b'"' + key.encode()
+                        + b'":[')
+
+    def end_scope(self) -> None:
+        if self._spans:
+            self._buf.write(b"]}")
+        self._spans = 0
+
+    def end_resource(self) -> None:
+        if self._scopes:
+            self._buf.write(b"]}")
+        self._scopes = 0
+
+    def line(self) -> bytes | None:
+        """The line (None when no span was kept)."""
+        if not self._resources:
+            return None
+        self._buf.write(b"]}\n")
+        return self._buf.getvalue()
 
 
 def _check_ids(span: Any, ids_from: str) -> str | None:

@@ -94,19 +94,22 @@ class LandingFiles:
             _fsync_dir(part.parent)
         return done
 
-    def append(self, data: bytes, now: float | None = None) -> None:
-        """Write `data` (whole lines) to the open file, opening one first when none is, and
-        return once it is on disk."""
+    def append(self, data: bytes | list[bytes], now: float | None = None) -> None:
+        """Write `data` (whole lines, or a list of them: written one after the other, not
+        joined into a copy) to the open file, opening one first when none is, and return once
+        it is on disk."""
         now = time.time() if now is None else now
         self.rotate(now)
         if self._fd is None:
             self._open(now)
         assert self._fd is not None
-        view = memoryview(data)
+        pieces = [data] if isinstance(data, bytes) else data
         try:
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    n = os.write(self._fd, view)
+                    view = view[n:]
             os.fsync(self._fd)
         except OSError:
             # A full disk: what was written of these lines goes, so the file holds whole
@@ -114,7 +117,7 @@ class LandingFiles:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._size)
             raise
-        self._size += len(data)
+        self._size += sum(len(p) for p in pieces)
         if self._size >= self.max_bytes:
             self.close()
 

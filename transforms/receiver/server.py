@@ -3,7 +3,9 @@
 The standard library's ThreadingHTTPServer (a thread per connection, HTTP/1.1 keep-alive)
 serves it: every answer waits on an fsync, which a thread per connection does plainly, and it
 adds no dependency (the ASGI servers in the environment come with the Dagster UI, which a light
-install may leave out). Connections beyond `receiver_connections` are answered 503 at once.
+install may leave out). At most `receiver_connections` are open (Connections): every read has a
+deadline, and a connection slow to send its request gives its place to a new one; requests
+read and decode within `receiver_memory_mb` (MemoryBudget).
 
 Each request is checked in the order of the specification's status codes: path (404) and
 method (405), the bearer token when one is set (401), the media type (415: protobuf or JSON)
@@ -40,7 +42,27 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 PATH = "/v1/traces"
 RETRY_AFTER_S = 1
 WRITE_TIMEOUT_S = 30.0
-IDLE_TIMEOUT_S = 60.0
+HEADERS_DEADLINE_S = 10.0
+"""A new connection's request line and headers must all arrive within this, however they
+trickle in."""
+IDLE_DEADLINE_S = 60.0
+"""A kept-alive connection's next request line and headers must all arrive within this of the
+last answer."""
+BODY_DEADLINE_S = 60.0
+"""A request's body must all arrive within this of its headers."""
+EVICTABLE_AFTER_S = 1.0
+"""A connection still reading its request after this long gives its place to a new
+connection when every place is taken: exporters send a request at once."""
+MEMORY_WAIT_S = 5.0
+"""How long a request waits for memory to decode in before it is answered 503."""
+DECODE_FACTOR = 8
+"""What decoding takes per byte of a body (gunzipped), measured for an OTLP/JSON body (the
+parsed request); a protobuf body takes less (its spans are written one at a time, decode.py).
+bench/RESULTS.md has the figures."""
+TRIM_FROM = 16 << 20
+"""A request that held this much of the memory budget or more gives the memory it freed back to
+the system when answered: freed in its thread's heap, it would not serve the next request's
+decoding in another thread."""
 DRAIN_S = 5.0
 _BUSY_BODY = b'{"code":14,"message":"too many connections: retry after 1 s"}'
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json"
@@ -97,7 +119,7 @@ class WriteQueue:
 
     def _write(self, batch: list[_Ticket]) -> None:
         try:
-            self.files.append(b"".join(t.data for t in batch))
+            self.files.append([t.data for t in batch])
             self.written_lines += len(batch)
             self.written_bytes += sum(len(t.data) for t in batch)
         except OSError as e:
@@ -124,6 +146,129 @@ class WriteQueue:
 
 
 @dataclass
+class _Connection:
+    since: float
+    """When it began what it is doing (its connection, its last answer, its headers)."""
+    deadline: float | None
+    """When it is closed unless it has moved on (None: working on a whole request)."""
+    reading: bool = True
+
+
+class Connections:
+    """The open connections, at most `limit`: each one's deadline for what it is reading,
+    whatever rate its bytes come at, and a new connection's place taken from one that is slow
+    to send its request when every place is taken. A connection holds on to its place only
+    while its whole request is being answered: never for a request it has not sent yet."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: dict[Any, _Connection] = {}
+        self._lock = threading.Lock()
+
+    def add(self, sock: Any) -> bool:
+        """Take a place for a new connection (False: every place is answering a request)."""
+        now = time.monotonic()
+        with self._lock:
+            if len(self._open) >= self.limit:
+                slow = [(c.since, s) for s, c in self._open.items()
+                        if c.reading and now - c.since >= EVICTABLE_AFTER_S]
+                if not slow:
+                    return False
+                _, oldest = min(slow, key=lambda x: x[0])
+                self._close(oldest)
+            self._open[sock] = _Connection(now, now + HEADERS_DEADLINE_S)
+            return True
+
+    def remove(self, sock: Any) -> None:
+        with self._lock:
+            self._open.pop(sock, None)
+
+    def reading(self, sock: Any, seconds: float, fresh: bool = True) -> None:
+        """`sock` reads (its next request, or a body) for at most `seconds` from now."""
+        now = time.monotonic()
+        with self._lock:
+            c = self._open.get(sock)
+            if c is not None:
+                c.reading, c.deadline = True, now + seconds
+                if fresh:
+                    c.since = now
+
+    def working(self, sock: Any) -> None:
+        """`sock` has sent its whole request: it keeps its place until it is answered."""
+        with self._lock:
+            c = self._open.get(sock)
+            if c is not None:
+                c.reading, c.deadline = False, None
+
+    def close_overdue(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for sock in [s for s, c in self._open.items()
+                         if c.deadline is not None and c.deadline <= now]:
+                self._close(sock)
+
+    def _close(self, sock: Any) -> None:
+        """End what `sock` is reading: its thread sees the end of the stream (and, for a body,
+        answers 408) and closes it."""
+        c = self._open.pop(sock)
+        c.deadline = None
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
+
+
+class MemoryBudget:
+    """The bytes that requests being read and decoded may take at once. A request takes its
+    share before it reads its body and before it decodes it, waits MEMORY_WAIT_S at most for
+    it, and gives it back once answered; a request larger than the whole budget is taken when
+    no other holds any. A large share given back returns the freed memory to the system
+    (glibc's malloc_trim, TRIM_FROM): a burst of large requests does not keep the receiver
+    large."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._cond = threading.Condition()
+
+    def take(self, n: int, wait: float) -> bool:
+        end = time.monotonic() + wait
+        with self._cond:
+            while self.used and self.used + n > self.limit:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            self.used += n
+            return True
+
+    def give(self, n: int) -> None:
+        with self._cond:
+            self.used -= n
+            self._cond.notify_all()
+        if n >= TRIM_FROM:
+            _trim()
+
+
+def _trim() -> None:
+    """Return freed heap memory to the system (glibc); nothing elsewhere."""
+    trim = _MALLOC_TRIM[0] if _MALLOC_TRIM else None
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = [_malloc_trim()] if sys.platform.startswith("linux") else []
+
+
+@dataclass
 class Counts:
     requests: int = 0
     spans: int = 0
@@ -138,20 +283,25 @@ class Receiver(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], queue: WriteQueue, token: str | None,
-                 max_body: int, connections: int) -> None:
+                 max_body: int, connections: int, memory_bytes: int) -> None:
         self.queue = queue
         self.token = token
         self.max_body = max_body
         self.counts = Counts()
         self.stopping = False
-        self._slots = threading.BoundedSemaphore(connections)
+        self.connections = Connections(connections)
+        self.memory = MemoryBudget(memory_bytes)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, Handler)
 
+    def service_actions(self) -> None:
+        """Between accepts (every poll interval): close what is past its deadline."""
+        self.connections.close_overdue()
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self.connections.add(request):
             self.refused(503)
             with contextlib.suppress(OSError):
                 request.sendall(_BUSY)
@@ -160,14 +310,14 @@ class Receiver(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self.connections.remove(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self.connections.remove(request)
 
     def refused(self, code: int) -> None:
         with self._lock:
@@ -189,9 +339,32 @@ class Receiver(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    timeout = IDLE_TIMEOUT_S
+    timeout = IDLE_DEADLINE_S
     server: Receiver
     server_version = "runlake-receiver"
+    _answered = 0
+    _held = 0
+    """The bytes of the memory budget this request holds."""
+
+    def handle_one_request(self) -> None:
+        if self._answered:  # kept alive: the next request within IDLE_DEADLINE_S
+            self.server.connections.reading(self.connection, IDLE_DEADLINE_S)
+        try:
+            super().handle_one_request()
+        finally:
+            self._answered += 1
+            self._give()
+
+    def _take(self, n: int, wait: float) -> bool:
+        if not self.server.memory.take(n, wait):
+            return False
+        self._held += n
+        return True
+
+    def _give(self) -> None:
+        held, self._held = self._held, 0
+        if held:
+            self.server.memory.give(held)
 
     def version_string(self) -> str:
         """The Server header: the receiver's name, not the Python that runs it."""
@@ -267,12 +440,24 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(415, f"unsupported Content-Encoding {encoding[:30]!r}: send gzip or "
                          "none", answer_as)
             return
+        self.server.connections.reading(self.connection, BODY_DEADLINE_S)
         body = self._body(answer_as)
         if body is None:
+            return
+        self.server.connections.working(self.connection)
+        # The memory to decode in: the gunzipped size (as the gzip trailer gives it, checked
+        # once gunzipped) times DECODE_FACTOR.
+        size = min(otlp.gunzipped_size(body), self.server.max_body) if encoding == "gzip" \
+            else len(body)
+        if not self._take(size * DECODE_FACTOR, MEMORY_WAIT_S):
+            self._busy_memory(answer_as)
             return
         try:
             if encoding == "gzip":
                 body = otlp.gunzip(body, self.server.max_body)
+                if len(body) > size and not self._take((len(body) - size) * DECODE_FACTOR, 0):
+                    self._busy_memory(answer_as)
+                    return
             decoded = otlp.decode(body, media)
         except otlp.TooLarge as e:
             self._answer(413, str(e), answer_as)
@@ -295,6 +480,18 @@ class Handler(BaseHTTPRequestHandler):
             self.server.counts.spans += decoded.accepted
             self.server.counts.rejected_spans += decoded.rejected
         self._send(200, otlp.export_response(decoded, media), media)
+
+    def _busy_memory(self, answer_as: str) -> None:
+        self._answer(503, "the receiver is decoding as much as its memory allows "
+                     "(RUNLAKE_RECEIVER_MEMORY_MB): retry later", answer_as,
+                     {"Retry-After": str(RETRY_AFTER_S)})
+
+    def _timed_out(self, answer_as: str) -> None:
+        """A body that did not arrive (whole) in time, or a client that went away mid-body:
+        408, and the connection closed (a client that went away gets nothing)."""
+        self.close_connection = True
+        self._answer(408, f"the body did not arrive within {BODY_DEADLINE_S:.0f} s",
+                     answer_as)
 
     def _body(self, answer_as: str) -> bytes | None:
         """The request body, at most max_body bytes (None once answered 400/411/413)."""
@@ -319,11 +516,22 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(413, f"the body has {length} bytes, more than the {limit} the "
                          "receiver takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
             return None
-        body = self.rfile.read(length)
+        if not self._take(length, MEMORY_WAIT_S):
+            self.close_connection = True  # the body is not read
+            self._busy_memory(answer_as)
+            return None
+        body = self._read(length)
         if len(body) < length:
-            self.close_connection = True
-            return None  # the client went away mid-body: nobody to answer
+            self._timed_out(answer_as)
+            return None
         return body
+
+    def _read(self, n: int) -> bytes:
+        """At most `n` bytes of the body (fewer when it ends, or its deadline closed it)."""
+        try:
+            return self.rfile.read(n)
+        except OSError:  # a socket timeout, a reset
+            return b""
 
     def _chunked(self, limit: int, answer_as: str) -> bytes | None:
         parts: list[bytes] = []
@@ -348,10 +556,14 @@ class Handler(BaseHTTPRequestHandler):
                 self._answer(413, f"the body is larger than the {limit} bytes the receiver "
                              "takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
                 return None
-            data = self.rfile.read(n)
-            if len(data) < n:
+            if not self._take(n, MEMORY_WAIT_S):
                 self.close_connection = True
-                return None  # the client went away mid-chunk: nobody to answer
+                self._busy_memory(answer_as)
+                return None
+            data = self._read(n)
+            if len(data) < n:
+                self._timed_out(answer_as)
+                return None
             parts.append(data)
             if self.rfile.readline(3) not in (b"\r\n", b"\n"):
                 self.close_connection = True
@@ -363,7 +575,8 @@ class Handler(BaseHTTPRequestHandler):
                 headers: dict[str, str] | None = None) -> None:
         self.server.refused(code)
         # google.rpc codes: 3 invalid argument, 16 unauthenticated, 14 unavailable, 5 not found
-        rpc = {400: 3, 401: 16, 404: 5, 405: 12, 411: 3, 413: 8, 415: 3, 503: 14}.get(code, 2)
+        rpc = {400: 3, 401: 16, 404: 5, 405: 12, 408: 4, 411: 3, 413: 8, 415: 3,
+               503: 14}.get(code, 2)
         self._send(code, otlp.status(rpc, message, media), media, headers)
 
     def _send(self, code: int, body: bytes, media: str,
@@ -384,7 +597,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: int,
           queue_bytes: int, connections: int, file_bytes: int, file_seconds: float,
-          say: Callable[[str], None]) -> Counts:
+          memory_bytes: int, say: Callable[[str], None]) -> Counts:
     """Serve until SIGTERM or Ctrl-C, then close the landing files; the counts of what was
     received. `say` prints a line (the address once listening, the files a killed receiver
     left open, the totals at the end)."""
@@ -396,7 +609,7 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
         files.stop()
         raise
     try:
-        server = Receiver((host, port), queue, token, max_body, connections)
+        server = Receiver((host, port), queue, token, max_body, connections, memory_bytes)
     except OSError as e:
         queue.stop()
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
