@@ -8,6 +8,7 @@ read again). Paths under the inputs that are not files to read are reported with
 """
 
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -20,9 +21,11 @@ from pathlib import Path
 
 from transforms import memory, warehouse
 from transforms.contracts import models, registry
+from transforms.errors import DiskFull, causes, is_disk_full
 from transforms.ingest_summary import summarize
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
+    MANIFEST,
     OWNER,
     Lake,
     claim_scratch,
@@ -30,6 +33,7 @@ from transforms.lake import (
     doctor,
 )
 from transforms.lake.core import KnownFile
+from transforms.memory import MB
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.worker import BlockResult, BlockTask, StagedParts, process_batch
 from transforms.read import ranges
@@ -123,8 +127,54 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     migrate.upgrade(lake)
     # What the lake claims to hold must be there, or this ingest would build on lost rows.
     doctor.raise_if_damaged(lake)
-    return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views, reg,
-                   tables, retention_hours)
+    seen = lake.snapshot().get(MANIFEST, -1)
+    try:
+        return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views,
+                       reg, tables, retention_hours)
+    except Exception as e:
+        if not is_disk_full(e):
+            raise
+        committed = Lake(home).snapshot().get(MANIFEST, -1)
+        raise disk_full(lake, sum(f.size for f in files), e,
+                        committed if committed != seen else None) from None
+
+
+NEED_OF_INPUT = 0.5
+"""The free space an ingest needs while it runs, at most, as a share of its input's bytes: its
+staged rows, the lake files it writes and the derive's spill. Measured: 0.09 for long
+transcripts, 0.22 for short runs (bench/RESULTS.md); real traces repeat less."""
+
+
+def disk_full(lake: Lake, input_bytes: int, e: BaseException,
+              committed: int | None) -> DiskFull:
+    """The one line of an ingest stopped by a full disk: the disk (by the nearest folder there
+    of the file being written, else of the home's local folder), what it has free now that the
+    ingest cleared what it wrote, and what it needs. `committed`: the lake version the ingest
+    made when only the warehouse file could not be written (None: the lake is as before)."""
+    written = [x.filename for x in causes(e) if isinstance(x, OSError) and x.filename]
+    folder = Path(str(written[0])) if written else lake.where.folder
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        usage = shutil.disk_usage(folder)
+        room = f"{usage.free / MB:,.0f} MB free of {usage.total / MB:,.0f} MB"
+    except OSError:
+        room = "its free space unknown"
+    spill = "while DuckDB spilled the derive to disk, " if any(
+        "temp" in str(x).lower() and "duckdb" in type(x).__module__ for x in causes(e)) else ""
+    if committed is not None:
+        return DiskFull(
+            f"the ingest's rows are in the lake (lake version {committed}), but the warehouse "
+            f"file could not be written: the disk holding {folder} is full ({room}). Free "
+            "space on that disk (the warehouse file takes about what it took before, and as "
+            "much again while it is written) and run `runlake publish`")
+    return DiskFull(
+        f"the ingest stopped: the disk holding {folder} is full ({spill}{room}). An ingest "
+        f"needs about {NEED_OF_INPUT:.0%} of its input's size free there while it runs: this "
+        f"one, {input_bytes / MB:,.0f} MB of input, needs about "
+        f"{max(1.0, input_bytes * NEED_OF_INPUT / MB):,.0f} MB. Free space on that disk or "
+        "use a home on a larger one; the lake keeps its previous version and nothing of this "
+        "ingest is left in it")
 
 
 def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from transforms.errors import RunlakeError
+from transforms.errors import RunlakeError, is_disk_full
 
 MB = 1024 * 1024
 
@@ -167,6 +167,8 @@ def out_of_memory(error: BaseException) -> bool:
     kind raised where an allocation failed (a commit's "could not allocate block")."""
     import duckdb
 
+    if is_disk_full(error):  # a spill the disk had no room for: said as a full disk
+        return False
     return isinstance(error, duckdb.OutOfMemoryException) or (
         isinstance(error, duckdb.Error) and _ALLOCATION.search(str(error)) is not None)
 

@@ -1,7 +1,6 @@
 """What every `runlake` command shares: the Typer app, the options, the console, and the one
 place where an error becomes one line and an exit status (never a traceback)."""
 
-import errno
 import re
 import sys
 from enum import StrEnum
@@ -13,7 +12,15 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from transforms.errors import InputError, NoWarehouse, RunlakeError, WarehouseError
+from transforms.errors import (
+    DiskFull,
+    InputError,
+    NoWarehouse,
+    RunlakeError,
+    WarehouseError,
+    causes,
+    is_disk_full,
+)
 
 if TYPE_CHECKING:
     from transforms.settings import Settings
@@ -33,25 +40,20 @@ def console(**options: Any) -> Console:
 out = console()
 err = console(stderr=True)
 
-_NO_SPACE = re.compile(r"no space left on device|\bENOSPC\b|\b(os )?errno? 28\b", re.IGNORECASE)
 _QUOTED_PATH = re.compile(r"""["'](/[^"']+)["']""")
 
 
 def _disk_full(e: BaseException) -> str | None:
     """For an error that is a full disk (ENOSPC, as any library words it, or its cause), the
-    path it was writing when the error names one ("" when it names none); else None."""
-    chain: list[BaseException] = []
-    at: BaseException | None = e
-    while at is not None and at not in chain and len(chain) < 10:
-        chain.append(at)
-        at = at.__cause__ or at.__context__
-    if not any((isinstance(x, OSError) and x.errno == errno.ENOSPC) or _NO_SPACE.search(str(x))
-               for x in chain):
+    path it was writing when the error names one ("" when it names none); else None. A
+    parser process's traceback, carried with its error, names source files, not the file
+    being written: it is not searched."""
+    if not is_disk_full(e):
         return None
-    for x in chain:
+    for x in causes(e):
         if isinstance(x, OSError) and x.filename:
             return str(x.filename)
-        quoted = _QUOTED_PATH.search(str(x))
+        quoted = _QUOTED_PATH.search(str(x)) if type(x).__name__ != "_RemoteTraceback" else None
         if quoted:
             return quoted[1]
     return ""
@@ -61,6 +63,8 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
     """The one line and exit status a command's error is told with (None: not one of runlake's
     errors, a bug to show whole): 2 for what the user passed, 1 for what went wrong. `where`:
     the folder the command writes into, named when a full disk's error names no file."""
+    if isinstance(e, DiskFull):  # named with the disk and what is needed
+        return str(e), 1
     full = _disk_full(e)
     if full is not None:
         path = full or where

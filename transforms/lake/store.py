@@ -257,6 +257,14 @@ class Store:
         with locks.file_lock(self.path(COMMIT_LOCK)):
             yield
 
+    def delete(self, *parts: str) -> None:
+        """Delete one file (nothing when it is not there)."""
+        if self.remote:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self._key(*parts))
+            return
+        self.path(*parts).unlink(missing_ok=True)
+
     def rmtree(self, *parts: str) -> None:
         if self.remote:
             with contextlib.suppress(FileNotFoundError):

@@ -177,9 +177,18 @@ class StagedParts:
         return w
 
     def close(self) -> None:
+        """Close every file; the first failure (a full disk) raised once all were tried, and
+        no writer left open to fail again when it is collected."""
+        failed: BaseException | None = None
         for w in self._writers.values():
-            w.close()
+            try:
+                w.close()
+            except (OSError, pa.ArrowException) as e:
+                w.is_open = False  # its __del__ would close it again and print the error
+                failed = failed or e
         self._writers.clear()
+        if failed is not None:
+            raise failed
 
 
 def by_week(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:

@@ -7,9 +7,11 @@ of the derived tables all run, under the home's writer lock (Lake.committing).
    (transforms.warehouse.derive);
 3. the upkeep of the months step 1 touched (compaction, now and then a vacuum);
 4. the manifest last, naming the version of every table: readers see the new version from
-   this commit on, and a crash before it leaves them the one before.
+   this commit on, and a crash before it leaves them the one before. A failure before it
+   undoes steps 1 to 3 (transforms.lake.rollback): a retry finds the lake as readers see it.
 """
 
+import sys
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
@@ -19,6 +21,7 @@ import pyarrow as pa
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
 from transforms.lake.commit import CommitResult, vacuum_hours
 from transforms.lake.files import DATA_TABLES, MANIFEST, month_of, stored
+from transforms.lake.rollback import roll_back
 from transforms.lake.tables import LAYOUT
 from transforms.warehouse.derive import derive
 
@@ -34,9 +37,25 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
     whose versions before name nothing any more: the derive compares nothing with them and
     derives every week again. Call it holding `lake.committing()`."""
     vacuum_hours(retention_hours)  # refused before anything is committed
-    result = CommitResult(days=sorted(set(days)))
     gone = set(replaced)
-    before = {t: v for t, v in lake.snapshot().items() if t not in gone}
+    seen = lake.snapshot()
+    try:
+        return _commit(lake, parts, sources, manifest, ingest_id, days, retention_hours,
+                       action, {t: v for t, v in seen.items() if t not in gone})
+    except BaseException:
+        # Nothing of it reaches readers; nothing of it is left for a retry to add to.
+        try:
+            roll_back(lake, seen, skip=gone)
+        except Exception as e:  # noqa: BLE001 - the failure that got here is the one to tell
+            sys.stderr.write(f"warning: what the failed ingest committed could not be undone "
+                             f"({e}); the next ingest replaces it\n")
+        raise
+
+
+def _commit(lake: Lake, parts: Path, sources: list[str], manifest: pa.Table, ingest_id: str,
+            days: Iterable[date], retention_hours: float, action: str,
+            before: dict[str, int]) -> CommitResult:
+    result = CommitResult(days=sorted(set(days)))
     for t in DATA_TABLES:
         version, added, removed = lake.commit_table(t, parts / t, sources, ingest_id)
         result.versions[stored(t)] = version
