@@ -516,28 +516,36 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(413, f"the body has {length} bytes, more than the {limit} the "
                          "receiver takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
             return None
-        if not self._take(length, MEMORY_WAIT_S):
+        return self._read(length, answer_as)
+
+    def _read(self, n: int, answer_as: str) -> bytes | None:
+        """`n` bytes of the body, taken from the memory budget first (None once answered:
+        503 without the memory, 408 when the bytes did not all come in time)."""
+        if not self._take(n, MEMORY_WAIT_S):
             self.close_connection = True  # the body is not read
             self._busy_memory(answer_as)
             return None
-        body = self._read(length)
-        if len(body) < length:
+        try:
+            data = self.rfile.read(n)
+        except OSError:  # a socket timeout, a reset
+            data = b""
+        if len(data) < n:
             self._timed_out(answer_as)
             return None
-        return body
+        return data
 
-    def _read(self, n: int) -> bytes:
-        """At most `n` bytes of the body (fewer when it ends, or its deadline closed it)."""
+    def _line(self, limit: int) -> bytes:
+        """A line of a chunked body, at most `limit` bytes (b"" when the connection ended)."""
         try:
-            return self.rfile.read(n)
-        except OSError:  # a socket timeout, a reset
+            return self.rfile.readline(limit)
+        except OSError:
             return b""
 
     def _chunked(self, limit: int, answer_as: str) -> bytes | None:
         parts: list[bytes] = []
         size = 0
         while True:
-            line = self.rfile.readline(1026)
+            line = self._line(1026)
             digits = line.split(b";", 1)[0].strip()
             if not _CHUNK_SIZE.fullmatch(digits):
                 # Only hex digits: int() would also take -1 (read to the end), +5 or 0x10.
@@ -547,7 +555,7 @@ class Handler(BaseHTTPRequestHandler):
                 return None
             n = int(digits, 16)
             if n == 0:
-                while self.rfile.readline(1026) not in (b"\r\n", b"\n", b""):
+                while self._line(1026) not in (b"\r\n", b"\n", b""):
                     pass  # trailers
                 return b"".join(parts)
             size += n
@@ -556,16 +564,11 @@ class Handler(BaseHTTPRequestHandler):
                 self._answer(413, f"the body is larger than the {limit} bytes the receiver "
                              "takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
                 return None
-            if not self._take(n, MEMORY_WAIT_S):
-                self.close_connection = True
-                self._busy_memory(answer_as)
-                return None
-            data = self._read(n)
-            if len(data) < n:
-                self._timed_out(answer_as)
+            data = self._read(n, answer_as)
+            if data is None:
                 return None
             parts.append(data)
-            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
+            if self._line(3) not in (b"\r\n", b"\n"):
                 self.close_connection = True
                 self._answer(400, "a malformed chunked body (a chunk is longer than its size)",
                              answer_as)
