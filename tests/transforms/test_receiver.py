@@ -25,8 +25,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from transforms import warehouse
 from transforms.ingest import ingest
 from transforms.receiver import decode as otlp
-from transforms.receiver.landing import LandingFiles
-from transforms.receiver.server import Receiver, WriteQueue
+from transforms.receiver.landing import LandingFiles, WriteQueue
+from transforms.receiver.server import Receiver
 
 RUNLAKE = Path(sys.executable).parent / "runlake"
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,6 +8,9 @@ and the folder entry of a new file too): what it returned for survives a crash. 
 starts again first closes the files a killed one left open, cutting a last line that was being
 written when it died (never acknowledged, so its sender sends it again).
 
+WriteQueue holds the lines received and not yet written, bounded in bytes, for one writer
+thread that writes all that is queued and fsyncs once (a group commit).
+
 One receiver writes a landing folder at a time: it holds `DIR/.receiver.lock` (flock), so the
 files it finds open at start are never another live receiver's. No part of a request reaches a
 path: names are made of the clock, the process id and a counter.
@@ -16,7 +19,10 @@ path: names are made of the clock, the process id and a counter.
 import contextlib
 import fcntl
 import os
+import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -193,3 +199,79 @@ def _complete_lines(f: BinaryIO, block: int = 1 << 20) -> int:
 
 def _day(now: float) -> date:
     return datetime.fromtimestamp(now, UTC).date()
+
+
+@dataclass
+class _Ticket:
+    data: bytes
+    done: threading.Event = field(default_factory=threading.Event)
+    error: str | None = None
+
+
+class WriteQueue:
+    """Received lines waiting for the writer thread, bounded in bytes."""
+
+    def __init__(self, files: LandingFiles, max_bytes: int) -> None:
+        self.files = files
+        self.max_bytes = max_bytes
+        self.written_lines = 0
+        self.written_bytes = 0
+        self._items: list[_Ticket] = []
+        self._queued = 0
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="runlake-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, data: bytes) -> _Ticket | None:
+        """Queue `data`; None when the queue is full (a request larger than the bound is
+        taken when the queue is empty) or the receiver is stopping."""
+        with self._cond:
+            if self._stopping or (self._items and self._queued + len(data) > self.max_bytes):
+                return None
+            ticket = _Ticket(data)
+            self._items.append(ticket)
+            self._queued += len(data)
+            self._cond.notify()
+            return ticket
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._items and not self._stopping:
+                    self._cond.wait(timeout=1.0)
+                batch, self._items, self._queued = self._items, [], 0
+                stopping = self._stopping
+            if batch:
+                self._write(batch)
+            else:
+                self._rotate()
+            if stopping and not batch:
+                return
+
+    def _write(self, batch: list[_Ticket]) -> None:
+        try:
+            self.files.append([t.data for t in batch])
+            self.written_lines += len(batch)
+            self.written_bytes += sum(len(t.data) for t in batch)
+        except OSError as e:
+            for t in batch:
+                t.error = f"the landing file could not be written: {e.strerror or e}"
+            with contextlib.suppress(OSError):  # a file that failed a write is not reused
+                self.files.close()
+        for t in batch:
+            t.done.set()
+
+    def _rotate(self) -> None:
+        try:
+            self.files.rotate()
+        except OSError as e:
+            sys.stderr.write(f"warning: a landing file could not be closed: {e.strerror or e}\n")
+
+    def stop(self) -> None:
+        """Write what is queued, close the open file and end the writer thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join()
+        self.files.stop()

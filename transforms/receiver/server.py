@@ -5,7 +5,7 @@ serves it: every answer waits on an fsync, which a thread per connection does pl
 adds no dependency (the ASGI servers in the environment come with the Dagster UI, which a light
 install may leave out). At most `receiver_connections` are open (Connections): every read has a
 deadline, and a connection slow to send its request gives its place to a new one; requests
-read and decode within `receiver_memory_mb` (MemoryBudget).
+read and decode within `receiver_memory_mb` (MemoryBudget; both in transforms.receiver.limits).
 
 Each request is checked in the order of the specification's status codes: path (404) and
 method (405), the bearer token when one is set (401), the media type (415: protobuf or JSON)
@@ -22,7 +22,6 @@ import hmac
 import re
 import signal
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +33,14 @@ from typing import Any
 
 from transforms.errors import InputError
 from transforms.receiver import decode as otlp
-from transforms.receiver.landing import LandingFiles
+from transforms.receiver.landing import LandingFiles, WriteQueue
+from transforms.receiver.limits import (
+    BODY_DEADLINE_S,
+    IDLE_DEADLINE_S,
+    MEMORY_WAIT_S,
+    Connections,
+    MemoryBudget,
+)
 
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 """A chunk size of a chunked body: hex digits only (the body limit bounds their sum)."""
@@ -42,230 +48,14 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 PATH = "/v1/traces"
 RETRY_AFTER_S = 1
 WRITE_TIMEOUT_S = 30.0
-HEADERS_DEADLINE_S = 10.0
-"""A new connection's request line and headers must all arrive within this, however they
-trickle in."""
-IDLE_DEADLINE_S = 60.0
-"""A kept-alive connection's next request line and headers must all arrive within this of the
-last answer."""
-BODY_DEADLINE_S = 60.0
-"""A request's body must all arrive within this of its headers."""
-EVICTABLE_AFTER_S = 1.0
-"""A connection still reading its request after this long gives its place to a new
-connection when every place is taken: exporters send a request at once."""
-MEMORY_WAIT_S = 5.0
-"""How long a request waits for memory to decode in before it is answered 503."""
 DECODE_FACTOR = 8
 """What decoding takes per byte of a body (gunzipped), measured for an OTLP/JSON body (the
 parsed request); a protobuf body takes less (its spans are written one at a time, decode.py).
 bench/RESULTS.md has the figures."""
-TRIM_FROM = 16 << 20
-"""A request that held this much of the memory budget or more gives the memory it freed back to
-the system when answered: freed in its thread's heap, it would not serve the next request's
-decoding in another thread."""
 DRAIN_S = 5.0
 _BUSY_BODY = b'{"code":14,"message":"too many connections: retry after 1 s"}'
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json"
          b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(_BUSY_BODY)) + _BUSY_BODY
-
-
-@dataclass
-class _Ticket:
-    data: bytes
-    done: threading.Event = field(default_factory=threading.Event)
-    error: str | None = None
-
-
-class WriteQueue:
-    """Received lines waiting for the writer thread, bounded in bytes."""
-
-    def __init__(self, files: LandingFiles, max_bytes: int) -> None:
-        self.files = files
-        self.max_bytes = max_bytes
-        self.written_lines = 0
-        self.written_bytes = 0
-        self._items: list[_Ticket] = []
-        self._queued = 0
-        self._cond = threading.Condition()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="runlake-writer", daemon=True)
-        self._thread.start()
-
-    def submit(self, data: bytes) -> _Ticket | None:
-        """Queue `data`; None when the queue is full (a request larger than the bound is
-        taken when the queue is empty) or the receiver is stopping."""
-        with self._cond:
-            if self._stopping or (self._items and self._queued + len(data) > self.max_bytes):
-                return None
-            ticket = _Ticket(data)
-            self._items.append(ticket)
-            self._queued += len(data)
-            self._cond.notify()
-            return ticket
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if not self._items and not self._stopping:
-                    self._cond.wait(timeout=1.0)
-                batch, self._items, self._queued = self._items, [], 0
-                stopping = self._stopping
-            if batch:
-                self._write(batch)
-            else:
-                self._rotate()
-            if stopping and not batch:
-                return
-
-    def _write(self, batch: list[_Ticket]) -> None:
-        try:
-            self.files.append([t.data for t in batch])
-            self.written_lines += len(batch)
-            self.written_bytes += sum(len(t.data) for t in batch)
-        except OSError as e:
-            for t in batch:
-                t.error = f"the landing file could not be written: {e.strerror or e}"
-            with contextlib.suppress(OSError):  # a file that failed a write is not reused
-                self.files.close()
-        for t in batch:
-            t.done.set()
-
-    def _rotate(self) -> None:
-        try:
-            self.files.rotate()
-        except OSError as e:
-            sys.stderr.write(f"warning: a landing file could not be closed: {e.strerror or e}\n")
-
-    def stop(self) -> None:
-        """Write what is queued, close the open file and end the writer thread."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
-        self._thread.join()
-        self.files.stop()
-
-
-@dataclass
-class _Connection:
-    since: float
-    """When it began what it is doing (its connection, its last answer, its headers)."""
-    deadline: float | None
-    """When it is closed unless it has moved on (None: working on a whole request)."""
-    reading: bool = True
-
-
-class Connections:
-    """The open connections, at most `limit`: each one's deadline for what it is reading,
-    whatever rate its bytes come at, and a new connection's place taken from one that is slow
-    to send its request when every place is taken. A connection holds on to its place only
-    while its whole request is being answered: never for a request it has not sent yet."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._open: dict[Any, _Connection] = {}
-        self._lock = threading.Lock()
-
-    def add(self, sock: Any) -> bool:
-        """Take a place for a new connection (False: every place is answering a request)."""
-        now = time.monotonic()
-        with self._lock:
-            if len(self._open) >= self.limit:
-                slow = [(c.since, s) for s, c in self._open.items()
-                        if c.reading and now - c.since >= EVICTABLE_AFTER_S]
-                if not slow:
-                    return False
-                _, oldest = min(slow, key=lambda x: x[0])
-                self._close(oldest)
-            self._open[sock] = _Connection(now, now + HEADERS_DEADLINE_S)
-            return True
-
-    def remove(self, sock: Any) -> None:
-        with self._lock:
-            self._open.pop(sock, None)
-
-    def reading(self, sock: Any, seconds: float, fresh: bool = True) -> None:
-        """`sock` reads (its next request, or a body) for at most `seconds` from now."""
-        now = time.monotonic()
-        with self._lock:
-            c = self._open.get(sock)
-            if c is not None:
-                c.reading, c.deadline = True, now + seconds
-                if fresh:
-                    c.since = now
-
-    def working(self, sock: Any) -> None:
-        """`sock` has sent its whole request: it keeps its place until it is answered."""
-        with self._lock:
-            c = self._open.get(sock)
-            if c is not None:
-                c.reading, c.deadline = False, None
-
-    def close_overdue(self) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for sock in [s for s, c in self._open.items()
-                         if c.deadline is not None and c.deadline <= now]:
-                self._close(sock)
-
-    def _close(self, sock: Any) -> None:
-        """End what `sock` is reading: its thread sees the end of the stream (and, for a body,
-        answers 408) and closes it."""
-        c = self._open.pop(sock)
-        c.deadline = None
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RD)
-
-
-class MemoryBudget:
-    """The bytes that requests being read and decoded may take at once. A request takes its
-    share before it reads its body and before it decodes it, waits MEMORY_WAIT_S at most for
-    it, and gives it back once answered; a request larger than the whole budget is taken when
-    no other holds any. A large share given back returns the freed memory to the system
-    (glibc's malloc_trim, TRIM_FROM): a burst of large requests does not keep the receiver
-    large."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self._cond = threading.Condition()
-
-    def take(self, n: int, wait: float) -> bool:
-        end = time.monotonic() + wait
-        with self._cond:
-            while self.used and self.used + n > self.limit:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-            self.used += n
-            return True
-
-    def give(self, n: int) -> None:
-        with self._cond:
-            self.used -= n
-            self._cond.notify_all()
-        if n >= TRIM_FROM:
-            _trim()
-
-
-def _trim() -> None:
-    """Return freed heap memory to the system (glibc); nothing elsewhere."""
-    trim = _MALLOC_TRIM[0] if _MALLOC_TRIM else None
-    if trim is not None:
-        trim(0)
-
-
-def _malloc_trim() -> Any:
-    import ctypes
-    import ctypes.util
-
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_MALLOC_TRIM = [_malloc_trim()] if sys.platform.startswith("linux") else []
 
 
 @dataclass
