@@ -173,8 +173,8 @@ def disk_full(lake: Lake, input_bytes: int, e: BaseException,
         f"needs about {NEED_OF_INPUT:.0%} of its input's size free there while it runs: this "
         f"one, {input_bytes / MB:,.0f} MB of input, needs about "
         f"{max(1.0, input_bytes * NEED_OF_INPUT / MB):,.0f} MB. Free space on that disk or "
-        "use a home on a larger one; the lake keeps its previous version and nothing of this "
-        "ingest is left in it")
+        "use a home on a larger one; the lake keeps its previous version, and what this "
+        "ingest wrote was removed (a warning above says so when some could not be)")
 
 
 def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],

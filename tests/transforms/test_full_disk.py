@@ -42,7 +42,7 @@ def test_a_failed_ingest_leaves_nothing_a_retry_adds_to(tmp_path: Path,
 
     monkeypatch.setattr(lake_version, "derive", full)
     for _ in range(3):
-        with pytest.raises(DiskFull, match="nothing of this ingest is left"):
+        with pytest.raises(DiskFull, match="what this ingest wrote was removed"):
             ingest([second], home)
         assert _data_bytes(home) == before
         lake = Lake(home)
@@ -110,3 +110,37 @@ def test_a_full_disk_is_named_with_what_the_ingest_needs(tmp_path: Path) -> None
     later = said.split("later=1")[1].split("again=")[0]
     assert f"the disk holding {mnt}" in later and "is full" in later, said[-3000:]
     assert '[{"n":' in said.split("again=0")[1], said[-3000:]
+
+
+def test_a_failure_after_the_manifest_commit_undoes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What fails after the manifest commit landed (the mark the commit leaves beside it, on a
+    disk that just filled or a connection that just dropped) fails the ingest, but the lake
+    version it made stays whole: its files are all there and readers see its rows."""
+    from transforms.lake import core
+    from transforms.lake.store import Store
+
+    home = tmp_path / "home"
+    ingest([SAMPLES / "2026-11-19"], home)
+    real = Store.touch
+
+    def touch(self: Store, *parts: str) -> None:
+        if parts and parts[-1] == core.MANIFEST_MADE:
+            raise OSError(errno.EIO, "the connection dropped")
+        real(self, *parts)
+
+    monkeypatch.setattr(Store, "touch", touch)
+    with pytest.raises(OSError, match="the connection dropped"):
+        ingest([SAMPLES / "2026-11-20"], home)
+    monkeypatch.undo()
+    lake = Lake(home)
+    shown = lake.snapshot()
+    missing = [u for t in lake.tables() for u in lake.file_uris(t, shown.get(t, -1))
+               if not Path(u.removeprefix("file://")).exists()]
+    assert missing == []
+    con = warehouse.connect(home)
+    try:
+        days = {r[0].isoformat() for r in con.execute("SELECT DISTINCT day FROM runs").fetchall()}
+    finally:
+        con.close()
+    assert "2026-11-20" in days

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote
 
+from transforms.errors import RunlakeError
 from transforms.lake.commit import LakeTables
 from transforms.lake.files import MANIFEST
 
@@ -21,26 +22,38 @@ def roll_back(lake: LakeTables, versions: dict[str, int], skip: Iterable[str] = 
     """Restore every table of the lake whose newest version is past its version in `versions`
     (what readers see) to that version, and delete the data files the commits since added; a
     table `versions` does not name (made since) is removed. Tables in `skip` and the manifest
-    are left as they are. Returns how many files were deleted."""
+    are left as they are. Every table is tried; a RunlakeError names those that could not be
+    undone. Returns how many files were deleted."""
     skipped = set(skip) | {MANIFEST}
     deleted = 0
+    failed: list[str] = []
     for table in lake.tables():
-        seen = versions.get(table, -1)
         if table in skipped:
             continue
-        if seen < 0:  # made by the failed try (a first ingest's tables): no reader names it
-            lake.store.rmtree(table)
-            continue
-        newest = lake.log_version(table)
-        if newest <= seen:
-            continue
-        added = _added_since(lake, table, seen, newest)
-        lake.open(table).restore(seen)
-        kept = _paths(lake.open(table, seen))
-        for path in sorted(added - kept):
-            lake.store.delete(table, *path.split("/"))
-            deleted += 1
+        try:
+            deleted += _roll_back_table(lake, table, versions.get(table, -1))
+        except Exception as e:  # noqa: BLE001 - every table is tried; the failures told at the end
+            failed.append(f"{table}: {e}")
+    if failed:
+        raise RunlakeError(f"{len(failed)} table(s) not undone: {'; '.join(failed)[:500]}")
     return deleted
+
+
+def _roll_back_table(lake: LakeTables, table: str, seen: int) -> int:
+    """One table of `roll_back`: restored first, its files deleted once no version it shows
+    names them (a restore that fails leaves the files the newest version names)."""
+    if seen < 0:  # made by the failed try (a first ingest's tables): no reader names it
+        lake.store.rmtree(table)
+        return 0
+    newest = lake.log_version(table)
+    if newest <= seen:
+        return 0
+    added = _added_since(lake, table, seen, newest)
+    lake.open(table).restore(seen)
+    kept = _paths(lake.open(table, seen))
+    for path in sorted(added - kept):
+        lake.store.delete(table, *path.split("/"))
+    return len(added - kept)
 
 
 def _added_since(lake: LakeTables, table: str, seen: int, newest: int) -> set[str]:

@@ -43,12 +43,15 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
         return _commit(lake, parts, sources, manifest, ingest_id, days, retention_hours,
                        action, {t: v for t, v in seen.items() if t not in gone})
     except BaseException:
-        # Nothing of it reaches readers; nothing of it is left for a retry to add to.
+        # Unless the manifest commit landed (what failed came after it), nothing of it reaches
+        # readers: undone, nothing of it is left for a retry to add to. Unsure (the manifest's
+        # log cannot be listed), nothing is undone: the next ingest replaces it.
         try:
-            roll_back(lake, seen, skip=gone)
+            if lake.snapshot().get(MANIFEST, -1) == seen.get(MANIFEST, -1):
+                roll_back(lake, seen, skip=gone)
         except Exception as e:  # noqa: BLE001 - the failure that got here is the one to tell
-            sys.stderr.write(f"warning: what the failed ingest committed could not be undone "
-                             f"({e}); the next ingest replaces it\n")
+            sys.stderr.write(f"warning: what the failed ingest committed could not all be "
+                             f"undone ({e}); the next ingest replaces it\n")
         raise
 
 
