@@ -124,3 +124,35 @@ def test_a_request_sent_twice_to_the_receiver_counts_once(tmp_path: Path) -> Non
         assert con.execute("SELECT count(*), max(deliveries) FROM spans").fetchall() == [(1, 2)]
     finally:
         con.close()
+
+
+def test_a_span_twice_in_one_line_counts_once(write_lines: Callable[..., Path],
+                                              views: MemoryViews) -> None:
+    """A bulk line (or one OTLP request) that holds a span twice: one span shown, said to
+    have come twice, and its LLM call, messages and findings read from the later copy only."""
+    call = llm("gpt-4o", 100, 50)
+    call["input"]["messages"].append({"role": "user", "content": "a plain string"})
+    s = span("call", trace_id="t1", attrs={"run_id": "r1"}, log_request=call)
+    views.load(write_lines([run("r1", "t1")], name="a.responses.jsonl"),
+               write_lines([{"spans": [s, s]}], name="a.spans.jsonl"))
+    assert views("SELECT span_id, deliveries FROM spans") == [("call", 2)]
+    assert views("SELECT count(*), sum(input_tokens) FROM llm_calls") == [(1, 100)]
+    assert views("SELECT input_tokens FROM runs") == [(100,)]
+    assert views("SELECT count(*) FROM messages WHERE source = 'span'") == [(4,)]
+    assert views("SELECT count(*) FROM flags WHERE code = 'chat_content_not_blocks'") == [(1,)]
+
+
+def test_a_span_id_two_traces_share_in_one_line(write_lines: Callable[..., Path],
+                                                views: MemoryViews) -> None:
+    """One line holds span "s" of trace A and span "s" of trace B; trace A's span comes again
+    in a later line. Trace A's LLM call is the later line's, trace B's is its own: each run
+    counts its own tokens once."""
+    a = span("s", trace_id="tA", attrs={"run_id": "rA"}, log_request=llm("gpt-4o", 100, 50))
+    b = span("s", trace_id="tB", attrs={"run_id": "rB"}, log_request=llm("gpt-4o", 7, 3))
+    views.load(write_lines([run("rA", "tA"), run("rB", "tB")], name="a.responses.jsonl"),
+               write_lines([{"spans": [a, b]}, {"spans": [a]}], name="a.spans.jsonl"))
+    assert views("SELECT trace_id, source_line, deliveries FROM spans ORDER BY 1") == [
+        ("tA", 2, 2), ("tB", 1, 1)]
+    assert views("SELECT trace_id, source_line, input_tokens FROM llm_calls ORDER BY 1") == [
+        ("tA", 2, 100), ("tB", 1, 7)]
+    assert views("SELECT run_id, input_tokens FROM runs ORDER BY 1") == [("rA", 100), ("rB", 7)]

@@ -102,6 +102,23 @@ def attr_count(v: Any) -> int | None:
     return _count(v)
 
 
+def _copied_later(spans: list[Any]) -> set[int]:
+    """The positions of the spans of one line whose trace_id and span_id a later span of the
+    line repeats."""
+    last: dict[tuple[str, str], int] = {}
+    again: set[int] = set()
+    for i, span in enumerate(spans):
+        ctx = span.get("context") if isinstance(span, dict) else None
+        if not isinstance(ctx, dict):
+            continue
+        trace_id, span_id = ctx.get("trace_id"), ctx.get("span_id")
+        if isinstance(trace_id, str) and isinstance(span_id, str):
+            if (trace_id, span_id) in last:
+                again.add(last[trace_id, span_id])
+            last[trace_id, span_id] = i
+    return again
+
+
 def _strip(v: Any, prefix: str) -> str | None:
     return v.removeprefix(prefix) if isinstance(v, str) else None
 
@@ -128,8 +145,9 @@ class SpanNormalizer:
             spans = [obj]
         else:
             return NOT_A_SPAN
+        again = _copied_later(spans) if len(spans) > 1 else set()
         for index, span in enumerate(spans):
-            self._span(span, index, line)
+            self._span(span, index, line, index in again)
         return None
 
     def dropped(self, line: int, detail: str) -> None:
@@ -145,7 +163,11 @@ class SpanNormalizer:
                             tool_name, code, s.severity, s.category, detail, "span", finding_key,
                             self.source_file, line))
 
-    def _span(self, span: Any, index: int, line: int) -> None:
+    def _span(self, span: Any, index: int, line: int, copied_later: bool = False) -> None:
+        """One span's rows. A span the same line holds again further on (`copied_later`) is
+        a copy that loses to that one (transforms.warehouse.staging.SPAN_COPIES): its spans
+        row is kept, as every copy's is, and its LLM call and findings are the later copy's
+        (the rows read from one line cannot be told apart by copy)."""
         day = self.fallback_day
         if not isinstance(span, dict):
             self._flag("span_malformed", None, day, line,
@@ -188,7 +210,7 @@ class SpanNormalizer:
         if start is not None and end is not None:
             assert isinstance(start_ns, int) and isinstance(end_ns, int)
             duration = (end_ns - start_ns) / 1e6
-            if end_ns < start_ns:
+            if end_ns < start_ns and not copied_later:
                 self._flag("span_end_before_start", run_id, day, line,
                            f"span {span_id} ends {-duration:.3f} ms before it starts", span_id)
         events = span.get("events")
@@ -201,7 +223,7 @@ class SpanNormalizer:
         for what, too_deep in (("attributes", attrs_deep), ("resource attributes", res_deep)):
             if too_deep:
                 bad.append(f"{what} nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})")
-        if bad:
+        if bad and not copied_later:
             self._flag("span_malformed", run_id, day, line,
                        f"span {span_id}: " + "; ".join(bad), span_id)
         self._spans.append((
@@ -214,7 +236,7 @@ class SpanNormalizer:
             len(events) if isinstance(events, list) else 0, lr is not None,
             _str(attrs, ("gen_ai.operation.name",)), _str(attrs, ("gen_ai.tool.name",)),
             _str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
-        if lr is not None:
+        if lr is not None and not copied_later:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
 
     def _llm_call(self, lr: dict[str, Any], span_id: str, trace_id: str, run_id: str | None,

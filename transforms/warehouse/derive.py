@@ -99,8 +99,8 @@ much a week and a thread, whatever the rows hold. DuckDB sizes row groups by byt
 it need not keep the rows' order, which no derived table needs (the views order what they
 show)."""
 
-WINDOW_INPUTS = ("span_copies", "superseded_spans", "runs", "spans", "llm_calls", "tool_calls",
-                 "flags")
+WINDOW_INPUTS = ("span_copies", "superseded_spans", "superseded_calls", "runs", "spans",
+                 "llm_calls", "tool_calls", "flags")
 """The staging tables the intermediate views read most (and the copies of each span, which
 several of them read): read once per window, in this order."""
 

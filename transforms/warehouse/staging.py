@@ -64,8 +64,19 @@ SUPERSEDED_SPANS = """
     EXCEPT
     SELECT source_file, source_line, span_id FROM staging.stg_span_copies WHERE copy_rank = 1"""
 """(source_file, source_line, span_id) of the span copies that lost: the rows read from them
-(an LLM call, its messages, tool calls, reasoning blocks and findings) are left out of the
-views."""
+(an LLM call's messages, tool calls, reasoning blocks and findings) are left out of the views.
+A key that a winning copy shares (two traces' spans of one id in one line) is kept: those rows
+cannot be told apart by trace, and no winner's row is left out."""
+
+SUPERSEDED_CALLS = """
+    SELECT source_file, source_line, span_id, trace_id FROM staging.stg_span_copies
+    WHERE copy_rank > 1
+    EXCEPT
+    SELECT source_file, source_line, span_id, trace_id FROM staging.stg_span_copies
+    WHERE copy_rank = 1"""
+"""SUPERSEDED_SPANS with the trace: an LLM call row names its trace, so the copies that lost
+are told from a winner of another trace in the same line. (A span the same line holds twice
+reads its LLM call from the later copy only: transforms.normalize.spans.)"""
 
 SPAN_TABLES = ("spans", "llm_calls")
 """Tables of span rows whose staging view leaves out the copies of a span that lost."""
@@ -90,7 +101,12 @@ def kept_sql(table: str, alias: str = "r") -> str:
                               WHERE l.run_id = {alias}.run_id
                                 AND l.source_file = {alias}.source_file
                                 AND l.source_line = {alias}.source_line)""")
-    if table in ("messages", "tool_calls", "thinking", "flags", "llm_calls"):
+    if table == "llm_calls":
+        out.append(f"""NOT EXISTS (SELECT 1 FROM staging.stg_superseded_calls s
+                           WHERE s.span_id = {alias}.span_id AND s.trace_id = {alias}.trace_id
+                             AND s.source_file = {alias}.source_file
+                             AND s.source_line = {alias}.source_line)""")
+    if table in ("messages", "tool_calls", "thinking", "flags"):
         out.append(f"""({alias}.span_id IS NULL OR NOT EXISTS (
                            SELECT 1 FROM staging.stg_superseded_spans s
                            WHERE s.span_id = {alias}.span_id
@@ -117,7 +133,8 @@ def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
     the lines and span copies that lost (the spans with how many times each was delivered),
     and the runs that lost."""
     views = [("stg_superseded_lines", SUPERSEDED_LINES)] if with_superseded else []
-    views += [("stg_span_copies", SPAN_COPIES), ("stg_superseded_spans", SUPERSEDED_SPANS)]
+    views += [("stg_span_copies", SPAN_COPIES), ("stg_superseded_spans", SUPERSEDED_SPANS),
+              ("stg_superseded_calls", SUPERSEDED_CALLS)]
     views.append(("stg_spans", """SELECT r.*, coalesce(c.deliveries, 1) AS deliveries
         FROM staging.stg_spans_lines r
         LEFT JOIN staging.stg_span_copies c
