@@ -82,10 +82,10 @@ class Settings(BaseSettings):
                                       "its request; when every one is being answered, it gets "
                                       "503 with Retry-After.")
     receiver_memory_mb: float = Field(192.0, ge=16, le=65536, description="Memory, in MiB, "
-                                      "that requests being read and decoded may take at once "
-                                      "(a body's bytes, and 8 times its gunzipped size to "
-                                      "decode it); a request that finds it taken waits up to "
-                                      "5 s, then gets 503 with Retry-After.")
+                                      "that requests may take at once: a quarter for bodies "
+                                      "being read, the rest for decoding (8 times a body's "
+                                      "gunzipped size); a request that finds its share taken "
+                                      "waits up to 5 s, then gets 503 with Retry-After.")
     receiver_file_mb: float = Field(64.0, gt=0, le=65536, description="A landing file is "
                                     "closed (renamed to its final name) once it holds this many "
                                     "MiB.")

@@ -622,3 +622,27 @@ def test_compressed_requests_at_once_stay_in_the_memory_bound(landing: Path) -> 
     finally:
         said = served.stop()
     assert "320,000 spans written" in said
+
+
+@pytest.mark.slow
+def test_requests_that_wait_to_decode_do_not_hold_each_other_off(landing: Path) -> None:
+    """With 16 MiB for requests (4 for bodies being read, 12 for decoding), a body whose
+    decoding needs more than the whole budget is decoded alone rather than refused, and three
+    bodies that arrive together are each decoded in turn: every one is answered 200 at its
+    first try."""
+    served = Served(landing, {"RUNLAKE_RECEIVER_MEMORY_MB": "16"})
+    one = json_span("a" * 32, "b" * 16, **{"gen_ai.operation.name": "chat"})
+    big = json_request([one] * 6_500)  # about 1.7 MiB: 8 times that is more than 12 MiB
+    assert len(big) > 1.6 * 2**20
+    try:
+        assert post(served.url, big, otlp.JSON)[0] == 200
+        codes: list[int] = []
+        senders = [threading.Thread(target=lambda: codes.append(
+            post(served.url, big, otlp.JSON)[0])) for _ in range(3)]
+        for t in senders:
+            t.start()
+        for t in senders:
+            t.join(60)
+        assert codes == [200, 200, 200]
+    finally:
+        served.stop()

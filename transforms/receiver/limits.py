@@ -100,23 +100,32 @@ class Connections:
             sock.shutdown(socket.SHUT_RD)
 
 
+BODIES_SHARE = 4
+"""Of the receiver's memory, bodies being read take a part of this many (a quarter), requests
+being decoded the rest: two budgets, so that a request waiting to decode, which holds its body,
+never keeps another from decoding (one budget for both let requests that had read their bodies
+wait on each other until every one got 503)."""
+
+
 class MemoryBudget:
-    """The bytes that requests being read and decoded may take at once. A request takes its
-    share before it reads its body and before it decodes it, waits MEMORY_WAIT_S at most for
-    it, and gives it back once answered; a request larger than the whole budget is taken when
-    no other holds any. A large share given back returns the freed memory to the system
-    (glibc's malloc_trim, TRIM_FROM): a burst of large requests does not keep the receiver
-    large."""
+    """The bytes that requests may take at once for one use (bodies being read, or requests
+    being decoded). A request takes its share before it reads its body or decodes it, waits
+    MEMORY_WAIT_S at most for it, and gives it back once answered; a request larger than the
+    whole budget is taken when no other holds any. A large share given back returns the freed
+    memory to the system (glibc's malloc_trim, TRIM_FROM): a burst of large requests does not
+    keep the receiver large."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
         self._cond = threading.Condition()
 
-    def take(self, n: int, wait: float) -> bool:
+    def take(self, n: int, wait: float, mine: int = 0) -> bool:
+        """Take `n` more bytes; `mine`: what the caller holds already (a request whose own
+        share fills the budget takes more without waiting for itself)."""
         end = time.monotonic() + wait
         with self._cond:
-            while self.used and self.used + n > self.limit:
+            while self.used - mine > 0 and self.used + n > self.limit:
                 left = end - time.monotonic()
                 if left <= 0:
                     return False

@@ -5,7 +5,8 @@ serves it: every answer waits on an fsync, which a thread per connection does pl
 adds no dependency (the ASGI servers in the environment come with the Dagster UI, which a light
 install may leave out). At most `receiver_connections` are open (Connections): every read has a
 deadline, and a connection slow to send its request gives its place to a new one; requests
-read and decode within `receiver_memory_mb` (MemoryBudget; both in transforms.receiver.limits).
+read and decode within `receiver_memory_mb` (two MemoryBudgets: bodies being read, requests
+being decoded; both in transforms.receiver.limits).
 
 Each request is checked in the order of the specification's status codes: path (404) and
 method (405), the bearer token when one is set (401), the media type (415: protobuf or JSON)
@@ -35,6 +36,7 @@ from transforms.errors import InputError
 from transforms.receiver import decode as otlp
 from transforms.receiver.landing import LandingFiles, WriteQueue
 from transforms.receiver.limits import (
+    BODIES_SHARE,
     BODY_DEADLINE_S,
     IDLE_DEADLINE_S,
     MEMORY_WAIT_S,
@@ -80,7 +82,8 @@ class Receiver(ThreadingHTTPServer):
         self.counts = Counts()
         self.stopping = False
         self.connections = Connections(connections)
-        self.memory = MemoryBudget(memory_bytes)
+        self.bodies = MemoryBudget(memory_bytes // BODIES_SHARE)
+        self.memory = MemoryBudget(memory_bytes - memory_bytes // BODIES_SHARE)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -133,8 +136,8 @@ class Handler(BaseHTTPRequestHandler):
     server: Receiver
     server_version = "runlake-receiver"
     _answered = 0
-    _held = 0
-    """The bytes of the memory budget this request holds."""
+    _held: tuple[int, int] = (0, 0)
+    """The bytes of the bodies' and the decoding's memory budgets this request holds."""
 
     def handle_one_request(self) -> None:
         if self._answered:  # kept alive: the next request within IDLE_DEADLINE_S
@@ -145,16 +148,21 @@ class Handler(BaseHTTPRequestHandler):
             self._answered += 1
             self._give()
 
-    def _take(self, n: int, wait: float) -> bool:
-        if not self.server.memory.take(n, wait):
+    def _take(self, n: int, wait: float, body: bool = False) -> bool:
+        """Take `n` bytes of the bodies' budget (`body`) or the decoding's."""
+        budget, at = (self.server.bodies, 0) if body else (self.server.memory, 1)
+        if not budget.take(n, wait, self._held[at]):
             return False
-        self._held += n
+        self._held = (self._held[0] + n, self._held[1]) if body else \
+            (self._held[0], self._held[1] + n)
         return True
 
     def _give(self) -> None:
-        held, self._held = self._held, 0
-        if held:
-            self.server.memory.give(held)
+        (bodies, decoding), self._held = self._held, (0, 0)
+        if bodies:
+            self.server.bodies.give(bodies)
+        if decoding:
+            self.server.memory.give(decoding)
 
     def version_string(self) -> str:
         """The Server header: the receiver's name, not the Python that runs it."""
@@ -311,7 +319,7 @@ class Handler(BaseHTTPRequestHandler):
     def _read(self, n: int, answer_as: str) -> bytes | None:
         """`n` bytes of the body, taken from the memory budget first (None once answered:
         503 without the memory, 408 when the bytes did not all come in time)."""
-        if not self._take(n, MEMORY_WAIT_S):
+        if not self._take(n, MEMORY_WAIT_S, body=True):
             self.close_connection = True  # the body is not read
             self._busy_memory(answer_as)
             return None
@@ -336,6 +344,9 @@ class Handler(BaseHTTPRequestHandler):
         size = 0
         while True:
             line = self._line(1026)
+            if not line:  # the body ended (its deadline passed, or the client went away)
+                self._timed_out(answer_as)
+                return None
             digits = line.split(b";", 1)[0].strip()
             if not _CHUNK_SIZE.fullmatch(digits):
                 # Only hex digits: int() would also take -1 (read to the end), +5 or 0x10.
