@@ -1,5 +1,7 @@
--- Purpose: the run of each span: its run_id attribute, else the one run whose trace_id it shares
--- among the runs within a day of the span (within_reach). near_run_day is the day of that run's
+-- Purpose: the run of each span: its run_id attribute, else the one run_id attribute the spans of
+-- its trace carry (an SDK sets it on the root span only: its children, in any line, file or
+-- ingest, find it there), else the one run whose trace_id it shares among the runs within a day
+-- of the span (within_reach). near_run_day is the day of that run's
 -- line when the run is within a day of the span: only such spans count toward their run's totals,
 -- runtime and findings. A span is its trace_id and span_id (two traces may reuse a span id); the
 -- rows read from one span line (its LLM call, messages, tool calls, findings) meet it by the
@@ -12,6 +14,14 @@ with spans as (
 
 runs as (
     select run_id, trace_id, day from staging.stg_runs
+),
+
+trace_named as (
+    select trace_id, min(run_id) as run_id
+    from spans
+    where run_id is not null
+    group by trace_id
+    having count(distinct run_id) = 1
 ),
 
 trace_candidates as (
@@ -36,12 +46,14 @@ linked as (
         spans.trace_id,
         spans.span_id,
         spans.day,
-        coalesce(spans.run_id, by_trace.run_id) as run_id,
+        coalesce(spans.run_id, trace_named.run_id, by_trace.run_id) as run_id,
         case
             when spans.run_id is not null then 'attribute'
+            when trace_named.run_id is not null then 'trace_attribute'
             when by_trace.run_id is not null then 'trace_id'
         end as linked_by
     from spans
+    left join trace_named on spans.trace_id = trace_named.trace_id
     left join by_trace
         on spans.trace_id = by_trace.trace_id and spans.span_id = by_trace.span_id
 ),

@@ -1,6 +1,6 @@
--- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else the one
--- run sharing its trace_id within a day (linked_by says which); agent: its span's, resolved over
--- the whole trace (int_span_agents); model as the source wrote it and
+-- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else its
+-- trace's, else the one run sharing its trace_id within a day (linked_by says which); agent: its
+-- span's, resolved over the whole trace (int_span_agents); model as the source wrote it and
 -- canonical_model (canonical_model()); price is the source's, else the call's tokens at the price
 -- table's rates for its canonical model, cached input tokens at the cached rate (price_source:
 -- source, table, or null when neither prices it), at the period in force on the day of its run

@@ -1,7 +1,7 @@
--- Purpose: the spans table, each row with its run: the span's run_id attribute, else the one run
--- sharing its trace_id (linked_by says which); agent resolved over the whole trace
--- (int_span_agents: its own attribute, else its nearest invoke_agent ancestor's, else
--- service.name).
+-- Purpose: the spans table, each row with its run: the span's run_id attribute, else its trace's,
+-- else the one run sharing its trace_id (linked_by says which: int_span_runs); agent resolved
+-- over the whole trace (int_span_agents: its own attribute, else its nearest invoke_agent
+-- ancestor's, else service.name).
 -- Grain: one row per span.
 create or replace view spans as
 with rows_ as (
