@@ -1,7 +1,7 @@
 -- Purpose: the run of each span: its run_id attribute, else the one run_id attribute the spans of
--- its trace carry (an SDK sets it on the root span only: its children, in any line, file or
--- ingest, find it there), else the one run whose trace_id it shares among the runs within a day
--- of the span (within_reach). near_run_day is the day of that run's
+-- its trace within a day of it carry (an SDK sets it on the root span only: its children, in any
+-- line, file or ingest, find it there), else the one run whose trace_id it shares among the runs
+-- within a day of the span (within_reach). near_run_day is the day of that run's
 -- line when the run is within a day of the span: only such spans count toward their run's totals,
 -- runtime and findings. A span is its trace_id and span_id (two traces may reuse a span id); the
 -- rows read from one span line (its LLM call, messages, tool calls, findings) meet it by the
@@ -16,11 +16,21 @@ runs as (
     select run_id, trace_id, day from staging.stg_runs
 ),
 
-trace_named as (
-    select trace_id, min(run_id) as run_id
+attribute_candidates as (
+    select spans.trace_id, spans.span_id, carrier.run_id
     from spans
-    where run_id is not null
-    group by trace_id
+    inner join spans as carrier
+        on
+            spans.trace_id = carrier.trace_id
+            and carrier.run_id is not null
+            and within_reach(carrier.day, spans.day)
+    where spans.run_id is null
+),
+
+trace_named as (
+    select trace_id, span_id, min(run_id) as run_id
+    from attribute_candidates
+    group by trace_id, span_id
     having count(distinct run_id) = 1
 ),
 
@@ -53,7 +63,8 @@ linked as (
             when by_trace.run_id is not null then 'trace_id'
         end as linked_by
     from spans
-    left join trace_named on spans.trace_id = trace_named.trace_id
+    left join trace_named
+        on spans.trace_id = trace_named.trace_id and spans.span_id = trace_named.span_id
     left join by_trace
         on spans.trace_id = by_trace.trace_id and spans.span_id = by_trace.span_id
 ),
