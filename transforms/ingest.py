@@ -127,16 +127,15 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     migrate.upgrade(lake)
     # What the lake claims to hold must be there, or this ingest would build on lost rows.
     doctor.raise_if_damaged(lake)
-    seen = lake.snapshot().get(MANIFEST, -1)
     try:
         return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views,
                        reg, tables, retention_hours)
+    except DiskFull:
+        raise  # after its lake version: told by _ingest
     except Exception as e:
         if not is_disk_full(e):
             raise
-        committed = Lake(home).snapshot().get(MANIFEST, -1)
-        raise disk_full(lake, sum(f.size for f in files), e,
-                        committed if committed != seen else None) from None
+        raise disk_full(lake, sum(f.size for f in files), e, None) from None
 
 
 NEED_OF_INPUT = 0.5
@@ -255,7 +254,13 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         # Also after an ingest that died before its warehouse file was built, and after a
         # change of the model tables (the tables are derived again: a new lake version).
         if lake.is_there() and (build_views or report.model_tables_changed):
-            warehouse.publish(home, retention_hours, build_file=build_views)
+            try:
+                warehouse.publish(home, retention_hours, build_file=build_views)
+            except Exception as e:
+                if todo and is_disk_full(e):  # the lake has this ingest's version
+                    raise disk_full(lake, sum(f.size for f in files), e,
+                                    result.versions[MANIFEST]) from None
+                raise
     finally:
         clear_scratch(parts)
     return report
