@@ -16,8 +16,10 @@ runs as (
     select run_id, trace_id, day from staging.stg_runs
 ),
 
-attribute_candidates as (
-    select spans.trace_id, spans.span_id, carrier.run_id
+-- The runs a span without its own run_id may be linked to, within a day of it: those its
+-- trace's other spans name (trace_attribute), and those whose line names its trace (trace_id).
+candidates as (
+    select spans.trace_id, spans.span_id, carrier.run_id, 'trace_attribute' as linked_by
     from spans
     inner join spans as carrier
         on
@@ -25,28 +27,28 @@ attribute_candidates as (
             and carrier.run_id is not null
             and within_reach(carrier.day, spans.day)
     where spans.run_id is null
-),
-
-trace_named as (
-    select trace_id, span_id, min(run_id) as run_id
-    from attribute_candidates
-    group by trace_id, span_id
-    having count(distinct run_id) = 1
-),
-
-trace_candidates as (
-    select spans.trace_id, spans.span_id, runs.run_id
+    union all
+    select spans.trace_id, spans.span_id, runs.run_id, 'trace_id' as linked_by
     from spans
     inner join runs
         on spans.trace_id = runs.trace_id and within_reach(runs.day, spans.day)
     where spans.run_id is null
 ),
 
-by_trace as (
-    select trace_id, span_id, min(run_id) as run_id
-    from trace_candidates
-    group by trace_id, span_id
+-- Each way that names one run only.
+single as (
+    select trace_id, span_id, linked_by, min(run_id) as run_id
+    from candidates
+    group by trace_id, span_id, linked_by
     having count(distinct run_id) = 1
+),
+
+trace_named as (
+    select trace_id, span_id, run_id from single where linked_by = 'trace_attribute'
+),
+
+by_trace as (
+    select trace_id, span_id, run_id from single where linked_by = 'trace_id'
 ),
 
 linked as (
