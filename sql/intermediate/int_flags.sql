@@ -40,7 +40,7 @@ read_flags as (
 ),
 
 runs as (
-    select run_id, day from staging.stg_runs
+    select run_id, day from intermediate.int_run_lines
 ),
 
 located as (

@@ -1,5 +1,6 @@
 -- Purpose: each run's resolved keys and totals: model, tokens and runtime from its line, else
--- from its spans, with where each came from; narrow, so views that group runs join it cheaply.
+-- from its spans, with where each came from (a run made from a trace: its root span's
+-- duration, from spans); narrow, so views that group runs join it cheaply.
 -- model is the canonical model (canonical_model() of the line's model, else the most frequent
 -- canonical model of its LLM calls); model_raw the exact name it came from; response_model
 -- the exact name its LLM calls report. cost_usd: the sum of its LLM calls' prices when every
@@ -12,8 +13,8 @@
 create or replace view intermediate.int_run_resolved as
 with lines as (
     select
-        run_id, day, agent, model, input_tokens, output_tokens, agent_runtime_ms
-    from staging.stg_runs
+        run_id, day, agent, model, input_tokens, output_tokens, agent_runtime_ms, record_shape
+    from intermediate.int_run_lines
 ),
 
 names as (
@@ -47,6 +48,8 @@ resolved as (
             else 'none'
         end as tokens_source,
         case
+            when lines.record_shape = 'trace' and lines.agent_runtime_ms is not null
+                then 'spans'
             when lines.agent_runtime_ms is not null then 'metadata'
             when roots.duration_ms is not null then 'spans'
             else 'none'

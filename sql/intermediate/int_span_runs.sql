@@ -1,7 +1,8 @@
 -- Purpose: the run of each span: its run_id attribute, else the one run_id attribute the spans of
 -- its trace within a day of it carry (an SDK sets it on the root span only: its children, in any
 -- line, file or ingest, find it there), else the one run whose trace_id it shares among the runs
--- within a day of the span (within_reach). near_run_day is the day of that run's
+-- within a day of the span (within_reach; a run made from a trace shares its trace, int_run_lines).
+-- near_run_day is the day of that run's
 -- line when the run is within a day of the span: only such spans count toward their run's totals,
 -- runtime and findings. A span is its trace_id and span_id (two traces may reuse a span id); the
 -- rows read from one span line (its LLM call, messages, tool calls, findings) meet it by the
@@ -13,7 +14,7 @@ with spans as (
 ),
 
 runs as (
-    select run_id, trace_id, day from staging.stg_runs
+    select run_id, trace_id, day from intermediate.int_run_lines
 ),
 
 -- The runs a span without its own run_id may be linked to, within a day of it: those its

@@ -28,6 +28,7 @@ TOOL_SCHEMA = "docs/formats.md#tool-registry"
 FORMATS = "docs/formats.md#response-files"
 SPAN_LINKS = "docs/formats.md#how-spans-meet-runs"
 REPEATED_RUN = "docs/lake.md#a-repeated-run_id"
+SCORES = "docs/formats.md#scores-and-evaluations"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,20 @@ _SPECS: tuple[FlagSpec, ...] = (
     FlagSpec("final_response_alias_used", "info", "contract", "run",
              "A multi-turn turn answered with final_response instead of message.",
              RESPONSE_CONTRACT),
+    FlagSpec("score_malformed", "warning", "contract", "run",
+             "An entry of outcome.scores that cannot be read as a score: an empty name, a value "
+             "that is not a finite number (the entry is dropped), a label or explanation that "
+             "is not text (kept as JSON text), or over 1,000 entries (the rest are dropped). "
+             "The detail says which.", SCORES),
+    FlagSpec("evaluation_malformed", "warning", "contract", "span",
+             "A gen_ai.evaluation.result span event or OTLP log record that cannot be read as "
+             "a score: no gen_ai.evaluation.name (dropped), a score value that is not a finite "
+             "number (null), a label or explanation that is not text (kept as JSON text). The "
+             "detail says which.", SCORES),
+    FlagSpec("log_records_skipped", "info", "contract", "span",
+             "OTLP log records that are not gen_ai.evaluation.result events: runlake reads "
+             "evaluations from logs and counts the others here, one finding per line.",
+             SCORES),
     FlagSpec("span_malformed", "warning", "contract", "span",
              "A span that breaks the Span schema: not an object or no trace/span id (dropped), "
              "or a field of the wrong type or out of range (null in its column); in OTLP files "

@@ -111,7 +111,8 @@ RUNS = Table("runs", "one run, or one turn of a multi-turn session", (
     _c("system_prompt_id", pa.string(), "metadata.system_prompt_id."),
     _c("tokens_source", pa.string(), "Where the token totals came from: metadata, spans or "
        "none."),
-    _c("record_shape", pa.string(), "envelope (a wrapped run) or bare (a bare response body)."),
+    _c("record_shape", pa.string(), "envelope (a wrapped run), bare (a bare response body) or "
+       "trace (in the view: a trace that no response line claims, made a run from its spans)."),
     SOURCE_FILE, SOURCE_LINE,
 ))
 
@@ -262,6 +263,27 @@ FLAGS = Table("flags", "one finding", (
     SOURCE_FILE, SOURCE_LINE,
 ))
 
+SCORES = Table("scores", "one named score or evaluation of a run", (
+    RUN_ID, DAY,
+    _c("name", pa.string(), "The score's name: the key of outcome.scores, or "
+       "gen_ai.evaluation.name."),
+    _c("value", pa.float64(), "The score's number (gen_ai.evaluation.score.value); null when it "
+       "has none."),
+    _c("label", pa.string(), "The score's label as given (gen_ai.evaluation.score.label: pass, "
+       "fail, correct, ...); null when it has none."),
+    _c("explanation", pa.string(), "Why it was given (gen_ai.evaluation.explanation), at most "
+       "50,000 characters."),
+    _c("source", pa.string(), "response (a response line's outcome.scores), span_event (a "
+       "gen_ai.evaluation.result span event) or log_record (a gen_ai.evaluation.result OTLP log "
+       "record)."),
+    _c("trace_id", pa.string(), "The trace of the evaluated span (span events and log records)."),
+    _c("span_id", pa.string(), "The evaluated span (span events and log records)."),
+    _c("response_id", pa.string(), "gen_ai.response.id: the LLM response evaluated, which links "
+       "a log record without a trace to the span that reports that response."),
+    _c("score_index", pa.int64(), "0-based position of the score among those its line holds."),
+    SOURCE_FILE, SOURCE_LINE,
+))
+
 QUARANTINE = Table("quarantine", "one input line that could not be read as a record", (
     SOURCE_FILE, FILE_DAY,
     _c("line_number", pa.int64(), "1-based line number."),
@@ -292,8 +314,8 @@ INGEST_FILES = Table("ingest_files", "one input file", (
 ))
 
 TABLES: dict[str, Table] = {t.name: t for t in (
-    RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, SPANS, LLM_CALLS, FLAGS, QUARANTINE,
-    INGEST_FILES)}
+    RUNS, MESSAGES, TOOL_CALLS, THINKING, METADATA_KV, SPANS, LLM_CALLS, SCORES, FLAGS,
+    QUARANTINE, INGEST_FILES)}
 
 PARTITION = "month"
 """The column (YYYY-MM of `day`) each lake table's Delta table and staged parts are partitioned
@@ -325,6 +347,10 @@ VIEW_COLUMNS: dict[str, tuple[Column, ...]] = {
         _c("price_from", pa.date32(), "The first day of the price period that priced cost_usd "
            "from the table (of the run's LLM calls' periods: the latest); null when price_source "
            "is not table, or the model has a single price (in force on every day)."),
+    ),
+    "scores": (
+        _c("verdict", pa.string(), "What the label says of the run: pass (pass, passed, true, "
+           "correct), fail (fail, failed, false, incorrect; any case) or null."),
     ),
     "llm_calls": (
         _c("canonical_model", pa.string(), "model as the alias table names it (what views "

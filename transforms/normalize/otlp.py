@@ -2,7 +2,8 @@
 
 A line is a collector file-exporter record `{"resourceSpans": [...]}` or one OTLP span
 (`{"traceId", "spanId", ...}`; also the OTel JS ReadableSpan `{"spanContext", "startTime":
-[s, ns], ...}`). Each span is translated into the spans-bulk Span the span normalizer reads, so
+[s, ns], ...}`), or a logs export record `{"resourceLogs": [...]}`, whose
+`gen_ai.evaluation.result` log records become scores (`OtlpNormalizer.logs`). Each span is translated into the spans-bulk Span the span normalizer reads, so
 it gets the same tables and flags:
 
 - ids, parent, name, kind, times (Unix nanoseconds), status, events, attributes (OTLP
@@ -23,7 +24,7 @@ its own takes the name of its nearest `invoke_agent` ancestor, found among the s
 line and of the file's earlier lines; else its resource's service.name, as for span JSONL.
 """
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from transforms.normalize.columns import ColumnBuffers
@@ -38,7 +39,8 @@ from transforms.normalize.otlp_attributes import (
     lookup,
     nanos,
 )
-from transforms.normalize.spans import AGENT_KEYS, SpanNormalizer
+from transforms.normalize.scores import EVALUATION_EVENT, evaluation
+from transforms.normalize.spans import AGENT_KEYS, EPOCH, RUN_ID_KEYS, SpanNormalizer
 from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -225,6 +227,9 @@ class OtlpNormalizer:
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
         spans: list[Any] = []
         dropped: list[str] = []
+        if isinstance(obj.get("resourceLogs"), list) and not isinstance(
+                obj.get("resourceSpans"), list):
+            return self.logs(line, obj["resourceLogs"])
         if isinstance(obj.get("resourceSpans"), list):
             for i, rs in enumerate(obj["resourceSpans"]):
                 where = f"resourceSpans[{i}]"
@@ -260,3 +265,54 @@ class OtlpNormalizer:
             self.spans.dropped(line, f"{detail}; dropped")
         inherit_agents(spans, self._agents)
         return self.spans.add(line, raw, {"spans": spans})
+
+    def logs(self, line: int, resource_logs: list[Any]) -> str | None:
+        """An OTLP logs export record: a score for each gen_ai.evaluation.result log record (on
+        the day of its time, else of its observed time); the other records are counted in one
+        log_records_skipped finding. None when accepted, else why the line is not one."""
+        norm = self.spans
+        seen = skipped = 0
+        problems: list[str] = []
+        for i, rl in enumerate(resource_logs):
+            scopes = as_dict(rl).get("scopeLogs")
+            if not isinstance(scopes, list):
+                problems.append(f"resourceLogs[{i}].scopeLogs is {describe(scopes)}; dropped")
+                continue
+            for j, sl in enumerate(scopes):
+                records = as_dict(sl).get("logRecords")
+                if not isinstance(records, list):
+                    problems.append(f"resourceLogs[{i}].scopeLogs[{j}].logRecords is "
+                                    f"{describe(records)}; dropped")
+                    continue
+                for k, rec in enumerate(records):
+                    seen += 1
+                    where = f"log record {i}.{j}.{k}"
+                    rec = as_dict(rec)
+                    attrs = attributes(rec.get("attributes"))
+                    if (rec.get("eventName") or attrs.get("event.name")) != EVALUATION_EVENT:
+                        skipped += 1
+                        continue
+                    trace_id = rec.get("traceId") if isinstance(rec.get("traceId"), str) else None
+                    span_id = rec.get("spanId") if isinstance(rec.get("spanId"), str) else None
+                    when = nanos(rec.get("timeUnixNano"))
+                    if not isinstance(when, int) or when == 0:
+                        when = nanos(rec.get("observedTimeUnixNano"))
+                    day = norm.fallback_day
+                    if isinstance(when, int) and when > 0:
+                        day = (EPOCH + timedelta(microseconds=when // 1000)).date()
+                    found = evaluation(attrs, where, problems)
+                    if found is not None:
+                        norm.days.add(day)
+                        run_id = next((attrs[k] for k in RUN_ID_KEYS
+                                       if isinstance(attrs.get(k), str) and attrs[k]), None)
+                        norm.score(found, run_id, day, "log_record",
+                                   trace_id or None, span_id or None, line)
+        if seen == 0 and not problems:
+            return "an OTLP logs export record without a log record"
+        for p in problems[:10]:
+            norm._flag("evaluation_malformed", None, norm.fallback_day, line, p[:500], None)
+        if skipped:
+            norm._flag("log_records_skipped", None, norm.fallback_day, line,
+                       f"{skipped} of the line's {seen} log records are not "
+                       f"{EVALUATION_EVENT} events; not read", None)
+        return None

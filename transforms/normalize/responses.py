@@ -16,6 +16,8 @@ from transforms.contracts.flags import CATALOG
 from transforms.contracts.registry import Registry
 from transforms.contracts.response import UNFINISHED
 from transforms.normalize.columns import INT64_MAX, MAX_RUNTIME_MS, ColumnBuffers
+from transforms.normalize.scores import outcome_scores
+from transforms.normalize.scores import row as score_row
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
 from transforms.read import jsontext
 from transforms.read.dates import date_prefix, in_utc
@@ -123,6 +125,7 @@ class ResponseNormalizer:
         self._flags = rows["flags"]
         self.transcript = TranscriptNormalizer(source_file, buffers)
         self._kv = rows["metadata_kv"]
+        self._scores = rows["scores"]
 
     def use_registry(self, registry: Registry | None) -> None:
         """Check every tool call of the runs against this tool registry."""
@@ -203,6 +206,13 @@ class ResponseNormalizer:
 
         # outcome
         status, score, judge_skipped, outcome_error, explanation = self._outcome(env, bad)
+        outcome = env.get("outcome")
+        if isinstance(outcome, dict) and outcome.get("scores") is not None:
+            problems: list[str] = []
+            for i, named in enumerate(outcome_scores(outcome["scores"], problems)):
+                self._scores.append(score_row(named, rid, day, "response", None, None, i,
+                                              self.source_file, line))
+            pending.extend(("score_malformed", p[:500], None, None) for p in problems[:10])
 
         # contract mode
         rc = env.get("response_contract")

@@ -17,6 +17,8 @@ from transforms.normalize.columns import (
     ColumnBuffers,
     valid_price,
 )
+from transforms.normalize.scores import EVALUATION_EVENT, Score, evaluation
+from transforms.normalize.scores import row as score_row
 from transforms.normalize.transcript import (
     DEEP,
     ROLES,
@@ -133,6 +135,8 @@ class SpanNormalizer:
         self._spans = buffers.rows_of["spans"]
         self._calls = buffers.rows_of["llm_calls"]
         self._flags = buffers.rows_of["flags"]
+        self._scores = buffers.rows_of["scores"]
+        self._score_line, self._score_index = 0, 0
         self.transcript = TranscriptNormalizer(source_file, buffers, source="span")
 
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
@@ -238,6 +242,33 @@ class SpanNormalizer:
             _str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
         if lr is not None and not copied_later:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
+        if isinstance(events, list) and events and not copied_later:
+            self._evaluations(events, trace_id, span_id, run_id, day, line)
+
+    def _evaluations(self, events: list[Any], trace_id: str, span_id: str, run_id: str | None,
+                     day: date, line: int) -> None:
+        """The scores of a span's gen_ai.evaluation.result events (on the span's day: a score
+        stays with its span in every window of days)."""
+        problems: list[str] = []
+        for i, event in enumerate(events):
+            if not isinstance(event, dict) or event.get("name") != EVALUATION_EVENT:
+                continue
+            attrs = event.get("attributes")
+            found = evaluation(attrs if isinstance(attrs, dict) else {},
+                               f"span {span_id}'s event {i}", problems)
+            if found is not None:
+                self.score(found, run_id, day, "span_event", trace_id, span_id, line)
+        for p in problems[:10]:
+            self._flag("evaluation_malformed", run_id, day, line, p[:500], span_id)
+
+    def score(self, found: Score, run_id: str | None, day: date, source: str,
+              trace_id: str | None, span_id: str | None, line: int) -> None:
+        """A scores row of this file's line `line` (numbered in the order of the line)."""
+        if line != self._score_line:
+            self._score_line, self._score_index = line, 0
+        self._scores.append(score_row(found, run_id, day, source, trace_id, span_id,
+                                      self._score_index, self.source_file, line))
+        self._score_index += 1
 
     def _llm_call(self, lr: dict[str, Any], span_id: str, trace_id: str, run_id: str | None,
                   day: date, agent: str | None, start: datetime | None, end: datetime | None,

@@ -1,13 +1,15 @@
-"""OTLP trace export requests as OTLP/JSON lines, and the answers the OTLP specification asks
-for.
+"""OTLP trace and log export requests as OTLP/JSON lines, and the answers the OTLP
+specification asks for.
 
-A request body is an `ExportTraceServiceRequest` as protobuf (`application/x-protobuf`) or as
-OTLP/JSON (`application/json`). Either way it becomes one OTLP/JSON line `{"resourceSpans":
-[...]}` (the collector file exporter's record, which `runlake ingest` reads as kind otlp), with
-trace and span ids as lowercase hex, as OTLP/JSON requires (protobuf's own JSON printer writes
-bytes as base64; they are converted back). A span whose trace or span id is missing, of the
-wrong length or all zeros, or whose parent id is malformed, is rejected: left out of the line and
-counted in the answer's `partial_success`. A body that does not decode is a `DecodeError` (400).
+A request body is an `ExportTraceServiceRequest` (on /v1/traces) or an
+`ExportLogsServiceRequest` (on /v1/logs) as protobuf (`application/x-protobuf`) or as OTLP/JSON
+(`application/json`). Either way it becomes one OTLP/JSON line `{"resourceSpans": [...]}` or
+`{"resourceLogs": [...]}` (the collector file exporter's records, which `runlake ingest` reads
+as kind otlp), with trace and span ids as lowercase hex, as OTLP/JSON requires (protobuf's own
+JSON printer writes bytes as base64; they are converted back). A span whose trace or span id is
+missing, of the wrong length or all zeros, or whose parent id is malformed, is rejected: left
+out of the line and counted in the answer's `partial_success`; so is a log record whose trace or
+span id, when it has one, is malformed. A body that does not decode is a `DecodeError` (400).
 """
 
 import base64
@@ -47,12 +49,13 @@ class Decoded:
     accepted: int
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
+    noun: str = "span"
 
     def error_message(self) -> str:
         if not self.rejected:
             return ""
         more = self.rejected - len(self.reasons)
-        return (f"{self.rejected} span{'s' if self.rejected != 1 else ''} rejected: "
+        return (f"{self.rejected} {self.noun}{'s' if self.rejected != 1 else ''} rejected: "
                 + "; ".join(self.reasons) + (f"; and {more} more" if more > 0 else ""))
 
 
@@ -83,10 +86,40 @@ def gunzipped_size(body: bytes) -> int:
     return int.from_bytes(body[-4:], "little") if len(body) >= 18 else len(body)
 
 
-def decode(body: bytes, media_type: str) -> Decoded:
+@dataclass(frozen=True)
+class Signal:
+    """What one OTLP export path carries: its request's keys in OTLP/JSON and protobuf, and
+    which of its items' ids are required."""
+
+    path: str
+    request: str
+    """The request message's name (ExportTraceServiceRequest, ExportLogsServiceRequest)."""
+    keys: tuple[str, str, str]
+    """The OTLP/JSON keys of the resource list, a resource's scope list, a scope's items."""
+    fields: tuple[str, str, str]
+    """The same as protobuf field names."""
+    noun: str
+    """An item, as answers name it (span, log record)."""
+    ids: tuple[tuple[str, int, bool], ...]
+    """(key, bytes, required) of the item's ids."""
+
+
+TRACES = Signal("/v1/traces", "ExportTraceServiceRequest",
+                ("resourceSpans", "scopeSpans", "spans"),
+                ("resource_spans", "scope_spans", "spans"), "span",
+                (("traceId", 16, True), ("spanId", 8, True), ("parentSpanId", 8, False)))
+LOGS = Signal("/v1/logs", "ExportLogsServiceRequest",
+              ("resourceLogs", "scopeLogs", "logRecords"),
+              ("resource_logs", "scope_logs", "log_records"), "log record",
+              (("traceId", 16, False), ("spanId", 8, False)))
+"""A log record's ids are optional: a record that names them belongs to that span."""
+SIGNALS = {s.path: s for s in (TRACES, LOGS)}
+
+
+def decode(body: bytes, media_type: str, signal: Signal = TRACES) -> Decoded:
     """The request in `body` (already gunzipped) as an OTLP/JSON line."""
     if media_type == PROTOBUF:
-        return _decode_protobuf(body)
+        return _decode_protobuf(body, signal)
     try:
         # runlake's reading of JSON, as for a file: integers beyond 64 bits kept exact,
         # nesting up to jsontext.READ_DEPTH levels.
@@ -94,81 +127,93 @@ def decode(body: bytes, media_type: str) -> Decoded:
     except orjson.JSONDecodeError as e:
         raise DecodeError(f"the body is not JSON: {e}") from None
     ids_from = "hex"
+    top, middle, inner = signal.keys
     if not isinstance(request, dict):
-        raise DecodeError("the body is not an ExportTraceServiceRequest (a JSON object)")
-    resource_spans = request.get("resourceSpans", [])
-    if not isinstance(resource_spans, list):
-        raise DecodeError("resourceSpans is not a list")
-    decoded = Decoded(None, 0)
+        raise DecodeError(f"the body is not an {signal.request} (a JSON object)")
+    resources = request.get(top, [])
+    if not isinstance(resources, list):
+        raise DecodeError(f"{top} is not a list")
+    decoded = Decoded(None, 0, noun=signal.noun)
     kept_resources = []
-    for i, rs in enumerate(resource_spans):
+    for i, rs in enumerate(resources):
         if not isinstance(rs, dict):
-            raise DecodeError(f"resourceSpans[{i}] is not an object")
-        scopes = rs.get("scopeSpans", [])
+            raise DecodeError(f"{top}[{i}] is not an object")
+        scopes = rs.get(middle, [])
         if not isinstance(scopes, list):
-            raise DecodeError(f"resourceSpans[{i}].scopeSpans is not a list")
+            raise DecodeError(f"{top}[{i}].{middle} is not a list")
         kept_scopes = []
         for j, ss in enumerate(scopes):
-            spans = ss.get("spans", []) if isinstance(ss, dict) else None
-            if not isinstance(spans, list):
-                raise DecodeError(f"resourceSpans[{i}].scopeSpans[{j}] is not an object with a "
-                                  "list of spans")
+            items = ss.get(inner, []) if isinstance(ss, dict) else None
+            if not isinstance(items, list):
+                raise DecodeError(f"{top}[{i}].{middle}[{j}] is not an object with a "
+                                  f"list of {inner}")
             kept = []
-            for k, span in enumerate(spans):
-                problem = _check_ids(span, ids_from)
+            for k, item in enumerate(items):
+                problem = _check_ids(item, ids_from, signal)
                 if problem is None:
-                    kept.append(span)
+                    kept.append(item)
                     continue
                 decoded.rejected += 1
                 if len(decoded.reasons) < _SHOWN_REJECTIONS:
-                    decoded.reasons.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]: "
-                                           f"{problem}")
+                    decoded.reasons.append(f"{top}[{i}].{middle}[{j}].{inner}[{k}]: {problem}")
             if kept:
-                kept_scopes.append({**ss, "spans": kept})
+                kept_scopes.append({**ss, inner: kept})
                 decoded.accepted += len(kept)
         if kept_scopes:
-            kept_resources.append({**rs, "scopeSpans": kept_scopes})
+            kept_resources.append({**rs, middle: kept_scopes})
     if kept_resources:
         # Written as a file's line would be: every digit of a large integer, and nesting
         # deeper than orjson writes.
-        decoded.line = jsontext.dumps({"resourceSpans": kept_resources}).encode() + b"\n"
+        decoded.line = jsontext.dumps({top: kept_resources}).encode() + b"\n"
     return decoded
 
 
-def _decode_protobuf(body: bytes) -> Decoded:
-    """A protobuf request as an OTLP/JSON line, written a span at a time: the whole request
-    as Python objects took many times its bytes (bench/RESULTS.md); a span at a time, what is
-    held is the parsed message and the line."""
-    from google.protobuf.json_format import MessageToDict
-    from google.protobuf.message import DecodeError as ProtobufDecodeError
+def _request_class(signal: Signal) -> Any:
+    if signal is LOGS:
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsServiceRequest,
+        )
+
+        return ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
+    return ExportTraceServiceRequest
+
+
+def _decode_protobuf(body: bytes, signal: Signal) -> Decoded:
+    """A protobuf request as an OTLP/JSON line, written an item at a time: the whole request
+    as Python objects took many times its bytes (bench/RESULTS.md); an item at a time, what is
+    held is the parsed message and the line."""
+    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.message import DecodeError as ProtobufDecodeError
+
     try:
-        message = ExportTraceServiceRequest.FromString(body)
+        message = _request_class(signal).FromString(body)
     except ProtobufDecodeError as e:
-        raise DecodeError(f"the body is not an ExportTraceServiceRequest: {e}") from None
+        raise DecodeError(f"the body is not an {signal.request}: {e}") from None
 
     def as_json(part: Any) -> dict[str, Any]:
         # OTLP/JSON: camelCase names, enums as numbers, 64-bit integers as decimal strings.
         return MessageToDict(part, use_integers_for_enums=True)
 
-    decoded = Decoded(None, 0)
-    out = _LineWriter(as_json)
-    for i, rs in enumerate(message.resource_spans):
-        for j, ss in enumerate(rs.scope_spans):
-            for k, span in enumerate(ss.spans):
-                as_dict = as_json(span)
-                problem = _check_ids(as_dict, "base64")
+    top, middle, inner = signal.keys
+    resources_field, scopes_field, items_field = signal.fields
+    decoded = Decoded(None, 0, noun=signal.noun)
+    out = _LineWriter(as_json, signal)
+    for i, rs in enumerate(getattr(message, resources_field)):
+        for j, ss in enumerate(getattr(rs, scopes_field)):
+            for k, item in enumerate(getattr(ss, items_field)):
+                as_dict = as_json(item)
+                problem = _check_ids(as_dict, "base64", signal)
                 if problem is None:
-                    out.span(jsontext.dumps(as_dict).encode(), rs, ss)
+                    out.item(jsontext.dumps(as_dict).encode(), rs, ss)
                     decoded.accepted += 1
                     continue
                 decoded.rejected += 1
                 if len(decoded.reasons) < _SHOWN_REJECTIONS:
-                    decoded.reasons.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]: "
-                                           f"{problem}")
+                    decoded.reasons.append(f"{top}[{i}].{middle}[{j}].{inner}[{k}]: {problem}")
             out.end_scope()
         out.end_resource()
     decoded.line = out.line()
@@ -176,30 +221,32 @@ def _decode_protobuf(body: bytes) -> Decoded:
 
 
 class _LineWriter:
-    """An OTLP/JSON line written as its spans come, into one buffer: a resource's and a
-    scope's keys are written before their first span kept, and not at all without one."""
+    """An OTLP/JSON line written as its items (spans, log records) come, into one buffer: a
+    resource's and a scope's keys are written before their first item kept, and not at all
+    without one."""
 
-    def __init__(self, as_json: Callable[[Any], dict[str, Any]]) -> None:
+    def __init__(self, as_json: Callable[[Any], dict[str, Any]], signal: Signal) -> None:
         self._as_json = as_json
+        self._keys = signal.keys
         self._buf = io.BytesIO()
-        self._buf.write(b'{"resourceSpans":[')
+        self._buf.write(b'{"' + signal.keys[0].encode() + b'":[')
         self._resources = 0
         self._scopes = 0
         self._spans = 0
 
-    def span(self, text: bytes, resource_spans: Any, scope_spans: Any) -> None:
-        """Write a span kept (its JSON `text`) of `scope_spans` of `resource_spans`."""
+    def item(self, text: bytes, resource: Any, scope: Any) -> None:
+        """Write an item kept (its JSON `text`) of `scope` of `resource`."""
         if self._scopes == 0 and self._spans == 0:
-            self._open(self._head(resource_spans, "resource"), "scopeSpans", self._resources)
+            self._open(self._head(resource, "resource"), self._keys[1], self._resources)
             self._resources += 1
         if self._spans == 0:
-            self._open(self._head(scope_spans, "scope"), "spans", self._scopes)
+            self._open(self._head(scope, "scope"), self._keys[2], self._scopes)
             self._scopes += 1
         self._buf.write(b"," + text if self._spans else text)
         self._spans += 1
 
     def _head(self, part: Any, field: str) -> dict[str, Any]:
-        """A ResourceSpans' or ScopeSpans' own keys (its resource or scope, its schemaUrl)."""
+        """A ResourceSpans' or ScopeSpans' (ResourceLogs', ScopeLogs') own keys (its resource or scope, its schemaUrl)."""
         head = {field: self._as_json(getattr(part, field))} if part.HasField(field) else {}
         if part.schema_url:
             head["schemaUrl"] = part.schema_url
@@ -222,19 +269,18 @@ class _LineWriter:
         self._scopes = 0
 
     def line(self) -> bytes | None:
-        """The line (None when no span was kept)."""
+        """The line (None when no item was kept)."""
         if not self._resources:
             return None
         self._buf.write(b"]}\n")
         return self._buf.getvalue()
 
 
-def _check_ids(span: Any, ids_from: str) -> str | None:
-    """Check the span's ids and write them as lowercase hex in place; the problem, else None."""
+def _check_ids(span: Any, ids_from: str, signal: Signal = TRACES) -> str | None:
+    """Check an item's ids and write them as lowercase hex in place; the problem, else None."""
     if not isinstance(span, dict):
         return "not an object"
-    for key, size, required in (("traceId", 16, True), ("spanId", 8, True),
-                                ("parentSpanId", 8, False)):
+    for key, size, required in signal.ids:
         value = span.get(key)
         if value in (None, "") and not required:
             continue
@@ -244,6 +290,9 @@ def _check_ids(span: Any, ids_from: str) -> str | None:
             return (f"{key} {shown} is not {size * 2} hex digits" if ids_from == "hex"
                     else f"{key} is not {size} bytes")
         if hexed.strip("0") == "":
+            if signal is LOGS:  # a record outside any span: its ids unset
+                span.pop(key)
+                continue
             return f"{key} is all zeros"
         span[key] = hexed
     links = span.get("links")
@@ -271,14 +320,26 @@ def _hex(value: Any, size: int, ids_from: str) -> str | None:
     return raw.hex() if len(raw) == size else None
 
 
-def export_response(decoded: Decoded, media_type: str) -> bytes:
-    """The 200 answer: an ExportTraceServiceResponse, with `partial_success` when spans were
-    rejected (empty otherwise, as the specification asks)."""
+def export_response(decoded: Decoded, media_type: str, signal: Signal = TRACES) -> bytes:
+    """The 200 answer: an ExportTraceServiceResponse (ExportLogsServiceResponse), with
+    `partial_success` when items were rejected (empty otherwise, as the specification asks)."""
+    rejected_key = "rejectedSpans" if signal is TRACES else "rejectedLogRecords"
     if media_type == JSON:
         if not decoded.rejected:
             return b"{}"
-        return orjson.dumps({"partialSuccess": {"rejectedSpans": str(decoded.rejected),
+        return orjson.dumps({"partialSuccess": {rejected_key: str(decoded.rejected),
                                                 "errorMessage": decoded.error_message()}})
+    if signal is LOGS:
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsPartialSuccess,
+            ExportLogsServiceResponse,
+        )
+
+        answer = ExportLogsServiceResponse()
+        if decoded.rejected:
+            answer.partial_success.CopyFrom(ExportLogsPartialSuccess(
+                rejected_log_records=decoded.rejected, error_message=decoded.error_message()))
+        return bytes(answer.SerializeToString())
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTracePartialSuccess,
         ExportTraceServiceResponse,

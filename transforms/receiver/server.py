@@ -1,4 +1,5 @@
-"""The OTLP/HTTP receiver: `POST /v1/traces`, answered as the OTLP specification says.
+"""The OTLP/HTTP receiver: `POST /v1/traces` and `POST /v1/logs`, answered as the OTLP
+specification says.
 
 The standard library's ThreadingHTTPServer (a thread per connection, HTTP/1.1 keep-alive)
 serves it: every answer waits on an fsync, which a thread per connection does plainly, and it
@@ -47,7 +48,8 @@ from transforms.receiver.limits import (
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 """A chunk size of a chunked body: hex digits only (the body limit bounds their sum)."""
 
-PATH = "/v1/traces"
+PATH = otlp.TRACES.path
+SERVED = "POST /v1/traces and /v1/logs"
 RETRY_AFTER_S = 1
 WRITE_TIMEOUT_S = 30.0
 DECODE_FACTOR = 8
@@ -65,6 +67,8 @@ class Counts:
     requests: int = 0
     spans: int = 0
     rejected_spans: int = 0
+    log_records: int = 0
+    rejected_log_records: int = 0
     refused: dict[int, int] = field(default_factory=dict)
 
 
@@ -210,16 +214,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def _other(self) -> None:
         self.close_connection = True  # any body was not read
-        if self.path.split("?", 1)[0] == PATH:
-            self._answer(405, "only POST is served on /v1/traces", otlp.JSON,
-                         {"Allow": "POST"})
+        path = self.path.split("?", 1)[0]
+        if path in otlp.SIGNALS:
+            self._answer(405, f"only POST is served on {path}", otlp.JSON, {"Allow": "POST"})
         else:
-            self._answer(404, "not found: the receiver serves POST /v1/traces", otlp.JSON)
+            self._answer(404, f"not found: the receiver serves {SERVED}", otlp.JSON)
 
     def _export(self) -> None:
-        if self.path.split("?", 1)[0] != PATH:
+        signal = otlp.SIGNALS.get(self.path.split("?", 1)[0])
+        if signal is None:
             self.close_connection = True
-            self._answer(404, "not found: the receiver serves POST /v1/traces", otlp.JSON)
+            self._answer(404, f"not found: the receiver serves {SERVED}", otlp.JSON)
             return
         media = self.headers.get_content_type()
         answer_as = self._answer_as()
@@ -256,7 +261,7 @@ class Handler(BaseHTTPRequestHandler):
                 if len(body) > size and not self._take((len(body) - size) * DECODE_FACTOR, 0):
                     self._busy_memory(answer_as)
                     return
-            decoded = otlp.decode(body, media)
+            decoded = otlp.decode(body, media, signal)
         except otlp.TooLarge as e:
             self._answer(413, str(e), answer_as)
             return
@@ -275,9 +280,13 @@ class Handler(BaseHTTPRequestHandler):
                 return
         with self.server._lock:
             self.server.counts.requests += 1
-            self.server.counts.spans += decoded.accepted
-            self.server.counts.rejected_spans += decoded.rejected
-        self._send(200, otlp.export_response(decoded, media), media)
+            if signal is otlp.LOGS:
+                self.server.counts.log_records += decoded.accepted
+                self.server.counts.rejected_log_records += decoded.rejected
+            else:
+                self.server.counts.spans += decoded.accepted
+                self.server.counts.rejected_spans += decoded.rejected
+        self._send(200, otlp.export_response(decoded, media, signal), media)
 
     def _busy_memory(self, answer_as: str) -> None:
         self._answer(503, "the receiver is decoding as much as its memory allows "
@@ -442,6 +451,8 @@ def serve(landing: Path, host: str, port: int, token: str | None, *, max_body: i
 
     say(f"stopped: {n(c.requests, 'request')}, {n(c.spans, 'span')} written in "
         f"{n(len(files.closed), 'file')}, {n(c.rejected_spans, 'span')} rejected"
+        + (f"; {n(c.log_records, 'log record')} written, {c.rejected_log_records:,} rejected"
+           if c.log_records or c.rejected_log_records else "")
         + (f"; refused {refused}" if refused else ""))
     return c
 
@@ -454,7 +465,8 @@ def _listen(server: Receiver, landing: Path, token: str | None, recovered: list[
     bound = server.server_address
     host_shown = str(bound[0])
     shown = f"[{host_shown}]" if ":" in host_shown else host_shown
-    say(f"receiving OTLP/HTTP on http://{shown}:{bound[1]!s}{PATH} into {landing}"
+    base = f"http://{shown}:{bound[1]!s}"
+    say(f"receiving OTLP/HTTP on {base}{PATH} into {landing} (logs: {base}{otlp.LOGS.path})"
         + (" (bearer token required)" if token else ""))
     server.serve_forever(poll_interval=0.25)
 

@@ -79,6 +79,9 @@ MARGIN_DAYS = 2 * NEIGHBOUR_DAYS
 spans within a day of it, and whether a span is the run's reads the runs within a day of the
 span."""
 
+RUN_KEYS_FILE = "run_keys.parquet"
+"""In the scratch folder: staging.stg_run_keys over the whole lake, for every window."""
+
 GROUP_WEEKS = 8
 """At most this many adjacent weeks computed in one pass (a backfill's weeks)."""
 
@@ -207,6 +210,9 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
                     "SELECT * FROM derive.superseded")
         con.execute(f"COPY derive.superseded TO {sql_str(str(superseded))} "
                     "(FORMAT parquet, COMPRESSION zstd)")
+        # The runs' names over the whole lake, which every window reads (RUN_KEYS).
+        con.execute(f"COPY (SELECT * FROM staging.stg_run_keys) TO "
+                    f"{sql_str(str(scratch / RUN_KEYS_FILE))} (FORMAT parquet, COMPRESSION zstd)")
         changed_lines = _superseded_days(con, lake, before)
         lost = losers(con, "derive.superseded")
         staged = {t: lines_files(lake, t, now.get(stored(t), -1)) for t in LINKED}
@@ -405,6 +411,9 @@ def _compute(lake: Lake, scratch: Path, written: dict[str, int], superseded: Pat
             prepare_tables(con, lake, written, window)
             con.execute("CREATE OR REPLACE VIEW staging.stg_superseded_lines AS SELECT * FROM "
                         f"read_parquet({sql_str(str(superseded))}, hive_partitioning = false)")
+            con.execute("CREATE OR REPLACE VIEW staging.stg_run_keys AS SELECT * FROM "
+                        f"read_parquet({sql_str(str(scratch / RUN_KEYS_FILE))}, "
+                        "hive_partitioning = false)")
             for t in WINDOW_INPUTS:
                 con.execute(f"CREATE TABLE staging.stg_{t}__window AS "
                             f"SELECT * FROM staging.stg_{t}")

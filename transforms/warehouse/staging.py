@@ -78,10 +78,19 @@ SUPERSEDED_CALLS = """
 are told from a winner of another trace in the same line. (A span the same line holds twice
 reads its LLM call from the later copy only: transforms.normalize.spans.)"""
 
+RUN_KEYS = "SELECT DISTINCT run_id, trace_id FROM staging.stg_runs"
+"""The run_id and trace_id of every response line that won: a trace any of them names, however
+far away, is no run of its own (sql/intermediate/int_trace_runs.sql). A derive computes it over
+the whole lake once (one narrow scan of the runs), and each window of days reads it."""
+
 SPAN_TABLES = ("spans", "llm_calls")
 """Tables of span rows whose staging view leaves out the copies of a span that lost."""
 
-LINES_VIEWED = (*RUN_TABLES, *SPAN_TABLES)
+SCORED = "scores"
+"""The table of both kinds of rows: a response line's scores (left out with their line) and a
+span's evaluations (left out with the copy of the span that lost)."""
+
+LINES_VIEWED = (*RUN_TABLES, *SPAN_TABLES, SCORED)
 """The tables whose staging view stg_<table> is made from stg_<table>_lines (the rows as
 read), without the lines and span copies that lost."""
 
@@ -96,12 +105,12 @@ def kept_sql(table: str, alias: str = "r") -> str:
     """SQL conditions on `alias` (a row of `table` as read) that its line did not lose to a
     later line with its run_id, nor its span to a later copy of the span."""
     out = []
-    if table in RUN_TABLES:
+    if table in RUN_TABLES or table == SCORED:
         out.append(f"""NOT EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
                               WHERE l.run_id = {alias}.run_id
                                 AND l.source_file = {alias}.source_file
                                 AND l.source_line = {alias}.source_line)""")
-    if table == "llm_calls":
+    if table in ("llm_calls", SCORED):
         out.append(f"""NOT EXISTS (SELECT 1 FROM staging.stg_superseded_calls s
                            WHERE s.span_id = {alias}.span_id AND s.trace_id = {alias}.trace_id
                              AND s.source_file = {alias}.source_file
@@ -141,8 +150,9 @@ def staging_views(with_superseded: bool = True) -> list[tuple[str, str]]:
           ON c.source_file = r.source_file AND c.source_line = r.source_line
          AND c.span_index = r.span_index
         WHERE coalesce(c.copy_rank, 1) = 1"""))
-    for t in (*RUN_TABLES, "llm_calls"):
+    for t in (*RUN_TABLES, "llm_calls", SCORED):
         views.append((f"stg_{t}", f"SELECT * FROM staging.stg_{t}_lines r WHERE {kept_sql(t)}"))
+    views.append(("stg_run_keys", RUN_KEYS))
     views.append(("stg_superseded_runs", """SELECT * FROM staging.stg_runs_lines r
         WHERE EXISTS (SELECT 1 FROM staging.stg_superseded_lines l
                       WHERE l.run_id = r.run_id AND l.source_file = r.source_file

@@ -1,0 +1,121 @@
+-- Purpose: every score with the run it counts toward. A response line's outcome.scores belong to
+-- its run. A span event's evaluation belongs to its span's run (int_span_runs). An OTLP log
+-- record's belongs to the run its run_id attribute names, else to the run of the span it names
+-- (trace_id and span_id, any copy of the span within a day of the record), else to the one run
+-- of its trace within a day of it, else to the run of the span that reported its
+-- gen_ai.response.id (an LLM call within a day of it). run_day is the run's day when it is within
+-- a day of the score (the score counts toward it); verdict is score_verdict(label).
+-- Grain: one row per score as read.
+create or replace view intermediate.int_scores as
+with scores as (
+    select * from staging.stg_scores
+),
+
+span_runs as (
+    select source_file, source_line, span_id, trace_id, run_id, day
+    from intermediate.int_span_runs
+),
+
+runs as (
+    select run_id, trace_id, day from intermediate.int_run_lines
+),
+
+-- Span events: the span line they were read with.
+from_events as (
+    select scores.source_file, scores.source_line, scores.score_index, span_runs.run_id
+    from scores
+    inner join span_runs
+        on
+            scores.source_file = span_runs.source_file
+            and scores.source_line = span_runs.source_line
+            and scores.span_id = span_runs.span_id
+            and scores.trace_id = span_runs.trace_id
+    where scores.source = 'span_event'
+),
+
+records as (
+    select * from scores where source = 'log_record' and run_id is null
+),
+
+by_span as (
+    select records.source_file, records.source_line, records.score_index,
+           min(span_runs.run_id) as run_id
+    from records
+    inner join span_runs
+        on
+            records.trace_id = span_runs.trace_id
+            and records.span_id = span_runs.span_id
+            and within_reach(span_runs.day, records.day)
+    group by records.source_file, records.source_line, records.score_index
+    having count(distinct span_runs.run_id) = 1
+),
+
+by_trace as (
+    select records.source_file, records.source_line, records.score_index,
+           min(runs.run_id) as run_id
+    from records
+    inner join runs
+        on records.trace_id = runs.trace_id and within_reach(runs.day, records.day)
+    group by records.source_file, records.source_line, records.score_index
+    having count(distinct runs.run_id) = 1
+),
+
+responses as (
+    select
+        calls.trace_id,
+        calls.span_id,
+        calls.day,
+        json_extract_string(calls.attributes, '$."gen_ai.response.id"') as response_id
+    from staging.stg_spans as calls
+    where calls.has_log_request
+),
+
+by_response as (
+    select records.source_file, records.source_line, records.score_index,
+           min(span_runs.run_id) as run_id
+    from records
+    inner join responses
+        on records.response_id = responses.response_id and within_reach(responses.day, records.day)
+    inner join span_runs
+        on responses.trace_id = span_runs.trace_id and responses.span_id = span_runs.span_id
+    group by records.source_file, records.source_line, records.score_index
+    having count(distinct span_runs.run_id) = 1
+),
+
+linked as (
+    select
+        scores.*,
+        coalesce(
+            scores.run_id, from_events.run_id, by_span.run_id, by_trace.run_id,
+            by_response.run_id
+        ) as linked_run_id
+    from scores
+    left join from_events
+        on
+            scores.source_file = from_events.source_file
+            and scores.source_line = from_events.source_line
+            and scores.score_index = from_events.score_index
+    left join by_span
+        on
+            scores.source_file = by_span.source_file
+            and scores.source_line = by_span.source_line
+            and scores.score_index = by_span.score_index
+    left join by_trace
+        on
+            scores.source_file = by_trace.source_file
+            and scores.source_line = by_trace.source_line
+            and scores.score_index = by_trace.score_index
+    left join by_response
+        on
+            scores.source_file = by_response.source_file
+            and scores.source_line = by_response.source_line
+            and scores.score_index = by_response.score_index
+)
+
+select
+    linked.* exclude (run_id, linked_run_id),
+    linked.linked_run_id as run_id,
+    score_verdict(linked.label) as verdict,
+    runs.day as run_day
+from linked
+left join runs on linked.linked_run_id = runs.run_id and within_reach(runs.day, linked.day)
