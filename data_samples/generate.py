@@ -6,7 +6,9 @@ Deterministic: the same files every time. Four agents (one under the rich+strict
 contract), three models, both tool-call shapes, thinking blocks, content parts, the runs' spans
 (LLM calls with tokens and prices, some partial or cut at max_tokens, a few runs whose own totals
 disagree with their spans; research-agent's as OTLP/JSON in the OTel GenAI conventions), a
-planted pass rate drop for travel-agent on the last day, and a handful of bad lines (a cut line,
+planted pass rate drop for travel-agent on the last day, an agent that sends OpenTelemetry only
+(triage-agent: traces with evaluation events and log records, a planted drop and a crash on the
+last day), and a handful of bad lines (a cut line,
 a non-object, invalid UTF-8, NaN, a repeated run_id, a bare body without run_id), a BOM + CRLF
 file and a gzip file.
 """
@@ -23,13 +25,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import random  # noqa: E402
 
-from devtools.synth import dumps, make_spans, runs, to_otlp  # noqa: E402
+from devtools.synth import (  # noqa: E402
+    TraceRun,
+    dumps,
+    make_spans,
+    runs,
+    to_otlp,
+    trace_only_night,
+)
 
 HERE = Path(__file__).resolve().parent
 DAYS = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
 PER_AGENT_PER_DAY = 12
 OTEL_AGENT = "research-agent"
 """The agent whose tracing writes OTLP/JSON with the GenAI conventions instead of span JSONL."""
+TRACE_ONLY_AGENT = "triage-agent"
+"""The agent that sends OpenTelemetry only: traces and evaluation events, no response line."""
+TRACE_ONLY_CASES = 12
+PLANTED_FAILURES = range(7)
+"""The triage cases that fail on the last night after passing all week."""
+PLANTED_CRASH = 11
+"""The triage case whose root span fails on the last night."""
+
+
+def triage_night(rng: random.Random, n: int, day: date) -> list[bytes]:
+    """triage-agent's OTLP records of night `n`: twelve cases, each failing now and then over the
+    week; on the last night cases 0 to 6 fail and case 11 crashes. Half the runs set run_id on
+    their root span, half are known by their trace id."""
+    last = n == len(DAYS) - 1
+    plan = [TraceRun(
+        case=f"triage/case-{c:02d}",
+        passed=not (last and c in PLANTED_FAILURES) and (last or rng.random() > 0.06),
+        crashed=last and c == PLANTED_CRASH,
+        run_id=f"triage-{day.isoformat()}-{c:02d}" if c % 2 == 0 else None)
+        for c in range(TRACE_ONLY_CASES)]
+    return [dumps(r).encode() for r in trace_only_night(rng, TRACE_ONLY_AGENT, "gpt-4.1",
+                                                          day, plan)]
 
 
 def main() -> None:
@@ -67,6 +98,8 @@ def main() -> None:
         files[HERE / day.isoformat() / "booking-assistant.responses.jsonl"] = [
             dumps(t).encode() for t in sessions(extra, day, n)]
         files[HERE / day.isoformat() / "orchestrator.durable.json"] = [durable_state(extra, day)]
+        files[HERE / day.isoformat() / f"{TRACE_ONLY_AGENT}.otlp.jsonl"] = triage_night(
+            random.Random(10 + n), n, day)
     for path in sorted(files):
         path.parent.mkdir(parents=True, exist_ok=True)
         data = b"\n".join(files[path]) + b"\n"

@@ -413,3 +413,95 @@ def to_otlp(spans: list[dict[str, Any]]) -> dict[str, Any]:
     resource = spans[0]["resource"]["attributes"] if spans else {}
     return {"resourceSpans": [{"resource": {"attributes": _kv(resource)}, "scopeSpans": [
         {"scope": {"name": "runlake.synth"}, "spans": out}]}]}
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """One run of a trace-only agent: what its evaluations say, and whether its root crashed."""
+
+    case: str
+    passed: bool
+    crashed: bool = False
+    run_id: str | None = None
+    """Set as the root span's run_id attribute (its children carry none); else the trace id."""
+
+
+def trace_only_night(rng: random.Random, agent: str, model: str, day: date,
+                     runs_: list[TraceRun]) -> list[dict[str, Any]]:
+    """The OTLP/JSON records an agent traced with OpenTelemetry only sends in a night: per run
+    a `resourceSpans` record (an invoke_agent root naming the agent and the test case, two chat
+    spans with tokens, an execute_tool span); then one `resourceLogs` record of the runs'
+    `gen_ai.evaluation.result` log records. Every run is graded on `resolution` (label pass or
+    fail): as a log record parented to the root for even positions, as a span event on the
+    root for odd ones; and on `helpfulness`, a number without a label (which decides nothing).
+    A crashed run's root has status ERROR and no evaluation."""
+    records: list[dict[str, Any]] = []
+    logs: list[dict[str, Any]] = []
+    base = datetime(day.year, day.month, day.day, 2, 0, tzinfo=UTC)
+    resource = _kv({"service.name": f"{agent}-service", "telemetry.sdk.language": "python"})
+    for i, run in enumerate(runs_):
+        trace_id = f"{rng.getrandbits(128):032x}"
+        root_id = f"{rng.getrandbits(64):016x}"
+        start = int((base + timedelta(minutes=7 * i)).timestamp() * 1e9)
+        runtime = rng.randint(3_000, 12_000) * 1_000_000
+        end = start + runtime
+        verdict = "pass" if run.passed else "fail"
+        explanation = ("the ticket was routed to the right queue" if run.passed
+                       else "routed the outage ticket to billing")
+        evaluation = {"gen_ai.evaluation.name": "resolution",
+                      "gen_ai.evaluation.score.value": 1.0 if run.passed else 0.0,
+                      "gen_ai.evaluation.score.label": verdict,
+                      "gen_ai.evaluation.explanation": explanation}
+        helpfulness = {"gen_ai.evaluation.name": "helpfulness",
+                       "gen_ai.evaluation.score.value": float(rng.randint(2, 5))}
+        events = []
+        if not run.crashed and i % 2 == 1:
+            events.append({"name": "gen_ai.evaluation.result", "timeUnixNano": str(end),
+                           "attributes": _kv(evaluation)})
+        root = {
+            "traceId": trace_id, "spanId": root_id, "name": f"invoke_agent {agent}", "kind": 1,
+            "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
+            "attributes": _kv({"gen_ai.operation.name": "invoke_agent",
+                               "gen_ai.agent.name": agent, "test_case_id": run.case,
+                               "run_id": run.run_id}),
+            "events": events,
+            "status": ({"code": 2, "message": "TimeoutError: the ticket API did not answer "
+                        "in 30 s"} if run.crashed else {"code": 1})}
+        spans = [root]
+        step = runtime // 4
+        for k in range(2):
+            inp, out = rng.randint(900, 2400), rng.randint(60, 300)
+            spans.append({
+                "traceId": trace_id, "spanId": f"{rng.getrandbits(64):016x}",
+                "parentSpanId": root_id, "name": f"chat {model}", "kind": 3,
+                "startTimeUnixNano": str(start + step * (2 * k)),
+                "endTimeUnixNano": str(start + step * (2 * k + 1)),
+                "attributes": _kv({"gen_ai.operation.name": "chat",
+                                   "gen_ai.provider.name": "openai",
+                                   "gen_ai.request.model": model,
+                                   "gen_ai.response.id": f"chatcmpl-{trace_id[:12]}-{k}",
+                                   "gen_ai.usage.input_tokens": inp,
+                                   "gen_ai.usage.output_tokens": out,
+                                   "gen_ai.response.finish_reasons": ["stop"]}),
+                "status": {"code": 0}})
+        spans.append({
+            "traceId": trace_id, "spanId": f"{rng.getrandbits(64):016x}",
+            "parentSpanId": root_id, "name": "execute_tool lookup_ticket", "kind": 1,
+            "startTimeUnixNano": str(start + step), "endTimeUnixNano": str(start + 2 * step),
+            "attributes": _kv({"gen_ai.operation.name": "execute_tool",
+                               "gen_ai.tool.name": "lookup_ticket"}),
+            "status": {"code": 2 if run.crashed else 0}})
+        records.append({"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [
+            {"scope": {"name": "runlake.synth"}, "spans": spans}]}]})
+        if run.crashed:
+            continue
+        later = str(end + 1_000_000_000)
+        graded = [helpfulness] if i % 2 == 1 else [evaluation, helpfulness]
+        logs.extend({"timeUnixNano": later, "observedTimeUnixNano": later,
+                     "eventName": "gen_ai.evaluation.result", "traceId": trace_id,
+                     "spanId": root_id, "severityNumber": 9, "attributes": _kv(e)}
+                    for e in graded)
+    if logs:
+        records.append({"resourceLogs": [{"resource": {"attributes": resource}, "scopeLogs": [
+            {"scope": {"name": "runlake.synth.evaluations"}, "logRecords": logs}]}]})
+    return records

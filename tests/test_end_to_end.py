@@ -63,7 +63,8 @@ def describe(home: Path, report: IngestReport) -> dict[str, object]:
         "quarantine_by_code": dict(q("SELECT error_code, count(*) FROM quarantine "
                                      "GROUP BY 1 ORDER BY 1")),
         "rows": {t: q(f"SELECT count(*) FROM {t}")[0][0] for t in (
-            "runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans", "llm_calls")},
+            "runs", "messages", "tool_calls", "thinking", "metadata_kv", "spans", "llm_calls",
+            "scores")},
         "response_rows": {t: q(f"SELECT count(*) FROM {t} WHERE source = 'response'")[0][0]
                           for t in ("messages", "tool_calls")},
         "llm_tokens": list(q("SELECT sum(input_tokens), sum(output_tokens) FROM llm_calls")[0]),
@@ -102,6 +103,8 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
     ids: set[str] = set()
     records: dict[str, dict] = {}
     spans: list[dict] = []
+    traces: dict[str, set[str | None]] = {}  # trace id -> the run_id attributes of its spans
+    evaluations = 0
     durable_msgs = durable_calls = 0
     for name, v in raw.items():
         if ".durable." in name:
@@ -118,14 +121,26 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
         if ".spans." in name:
             for ln in v:
                 obj = _strict(ln)
-                spans += obj.get("spans", [obj])
+                for span in obj.get("spans", [obj]):
+                    spans.append(span)
+                    traces.setdefault(span["context"]["trace_id"], set()).add(
+                        span["attributes"].get("run_id"))
             continue
         if ".otlp." in name:  # the collector's records: GenAI attributes as KeyValue lists
             for ln in v:
-                for rs in _strict(ln)["resourceSpans"]:
+                obj = _strict(ln)
+                for rl in obj.get("resourceLogs", []):
+                    for sl in rl["scopeLogs"]:
+                        evaluations += sum(r.get("eventName") == "gen_ai.evaluation.result"
+                                           for r in sl["logRecords"])
+                for rs in obj.get("resourceSpans", []):
                     for ss in rs["scopeSpans"]:
                         for s in ss["spans"]:
                             a = {kv["key"]: kv["value"] for kv in s["attributes"]}
+                            traces.setdefault(s["traceId"], set()).add(
+                                a.get("run_id", {}).get("stringValue"))
+                            evaluations += sum(e["name"] == "gen_ai.evaluation.result"
+                                               for e in s.get("events", []))
                             is_chat = a.get("gen_ai.operation.name") == {"stringValue": "chat"}
                             spans.append({"log_request": {
                                 "input_tokens": int(a["gen_ai.usage.input_tokens"]["intValue"]),
@@ -146,7 +161,12 @@ def test_counts_agree_with_an_independent_reading(summary: dict[str, object]) ->
                 records[rid] = obj
     assert summary["lines"][0] == lines
     assert summary["lines"][3] == blank
-    assert summary["rows"]["runs"] == len(ids)
+    # A trace no response line names (by trace_id, or by its spans' run_id) is a run of its
+    # own: every sample trace holds an agent span or LLM calls.
+    named = {r.get("trace_id") for r in records.values()}
+    from_traces = [t for t, run_ids in traces.items() if t not in named and not run_ids & ids]
+    assert summary["rows"]["runs"] == len(ids) + len(from_traces)
+    assert summary["rows"]["scores"] == evaluations
     msgs = sum(len(r.get("response", r).get("messages") or []) for r in records.values())
     calls = sum(len(m.get("tool_calls") or []) for r in records.values()
                 for m in (r.get("response", r).get("messages") or []))

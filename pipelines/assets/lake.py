@@ -164,9 +164,11 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
 
 
 def _day_metadata(con: Any, table: str, day: date, s: Settings) -> dict[str, Any]:
+    # The rows the table keeps of the day; runs with those made from traces.
+    rows = "intermediate.int_run_lines" if table == "runs" else f"staging.stg_{table}"
     meta: dict[str, Any] = {
         "dagster/row_count": int(db.scalar(
-            con, f"SELECT count(*) FROM staging.stg_{table} WHERE day = ?", [day])),
+            con, f"SELECT count(*) FROM {rows} WHERE day = ?", [day])),
         "dagster/column_schema": _column_schema(table),
         "lake_path": dg.MetadataValue.path(Lake(s.home).uri(table)),
     }

@@ -53,9 +53,10 @@ def test_a_bad_webhook_url_stops_the_command_naming_the_variable(
 
 def test_ingest_summary_gives_what_the_tables_hold(samples_lake: SamplesLake,
                                                    tmp_path: Path) -> None:
-    """The samples repeat one run_id (407 lines of runs read, 406 runs kept), and the flags
-    table counts each finding once and adds the checks across runs: the summary's numbers
-    are the tables' counts, the lines read beside those that differ."""
+    """The samples repeat one run_id (407 lines of runs read, 406 runs kept) and hold 85 traces
+    that no response line names (84 of the trace-only agent, one whose line was cut), and the
+    flags table counts each finding once and adds the checks across runs: the summary's
+    numbers are the tables' counts, the lines read beside those that differ."""
     home = tmp_path / "home"
     res = RUNNER.invoke(app, ["ingest", str(REPO / "data_samples"), "--home", str(home),
                               "--tools", str(REPO / "data_samples" / "tools.yaml")])
@@ -64,13 +65,15 @@ def test_ingest_summary_gives_what_the_tables_hold(samples_lake: SamplesLake,
                    if ln.startswith("rows in the tables: ")]
     [flags_line] = [ln for ln in res.output.splitlines() if ln.startswith("flags: ")]
     said = {m[1]: int(m[2].replace(",", "")) for m in re.finditer(
-        r"(\w+) ([\d,]+)( \([\d,]+ read\))?", rows_line.split(": ", 1)[1].split(" [")[0])}
+        r"(\w+) ([\d,]+)( \([\d,]+ read(, [\d,]+ made from traces)?\))?",
+        rows_line.split(": ", 1)[1].split(" [")[0])}
     res = RUNNER.invoke(app, ["sql", " UNION ALL ".join(
         f"SELECT '{t}' AS t, count(*) AS n FROM {t}" for t in said), "--home", str(home),
         "--format", "csv"])
     held = {t: int(n) for t, n in (ln.split(",") for ln in res.output.splitlines()[1:])}
     assert said == held
-    assert "runs 406 (407 read)" in rows_line and "a repeated run_id keeps one" in rows_line
+    assert "runs 491 (407 read, 85 made from traces)" in rows_line
+    assert "a repeated run_id keeps one" in rows_line
     by_code = {m[1]: int(m[2].replace(",", "")) for m in re.finditer(
         r"(\w+) ([\d,]+)", flags_line.split(": ", 1)[1])}
     assert sum(by_code.values()) == held["flags"]

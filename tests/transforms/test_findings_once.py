@@ -136,7 +136,8 @@ def test_distinct_calls_stay_distinct(write_lines: Callable[..., Path],
                                       run_ingest: Callable[..., Any],
                                       query: Callable[..., Any]) -> None:
     """A reused call id with other bad arguments is another finding; the same call in two runs
-    is one finding per run; a trace linked to no run counts its repeated call once."""
+    is one finding per run; a trace no response line names (a run of its own) counts its
+    repeated call once."""
     line = run_line()
     line["response"]["messages"][4:4] = [call_message(args='{"id": 1'), tool_message()]
     other = run_line(run_id="refund-2", trace_id="tr-2")
@@ -146,11 +147,11 @@ def test_distinct_calls_stay_distinct(write_lines: Callable[..., Path],
                            name="refund-agent.spans.jsonl"))
     assert query("SELECT run_id, n_seen, count(*) FROM flags "
                  "WHERE code = 'tool_arguments_invalid_json' GROUP BY ALL ORDER BY ALL") == [
-        ("refund-1", 1, 1), ("refund-1", 4, 1), ("refund-2", 4, 1), (None, 3, 1)]
+        ("refund-1", 1, 1), ("refund-1", 4, 1), ("refund-2", 4, 1), ("tr-orphan", 3, 1)]
     assert query("SELECT run_id, n_flags FROM v_runs ORDER BY 1") == [
-        ("refund-1", 2), ("refund-2", 1)]
+        ("refund-1", 2), ("refund-2", 1), ("tr-orphan", 1)]
     assert query("SELECT agent, n_findings, n_seen FROM v_flag_summary ORDER BY 1") == [
-        ("refund-agent", 3, 9), ("unknown", 1, 3)]
+        ("refund-agent", 4, 12)]
 
 
 def test_plain_string_prompt_message_counts_once(

@@ -125,9 +125,16 @@ def _print_report(r: "IngestReport") -> None:
     held = _held(r)
     if r.rows:
         rows = held[0] if held else r.rows
+        from_traces = held[3] if held else 0
+
+        def read(t: str, n: int) -> str:
+            if not held or rows.get(t, 0) == n:
+                return ""
+            made = f", {from_traces:,} made from traces" if t == "runs" and from_traces else ""
+            return f" ({n:,} read{made})"
+
         out.print("rows in the tables: " + ", ".join(
-            f"{t} {rows.get(t, 0):,}" + (f" ({n:,} read)" if held and rows.get(t, 0) != n
-                                          else "") for t, n in r.rows.items())
+            f"{t} {rows.get(t, 0):,}" + read(t, n) for t, n in r.rows.items())
             + (_HELD_NOTE if held and any(held[0].get(t, 0) != n for t, n in r.rows.items())
                else ""), highlight=False)
     if held and held[2][0]:
@@ -157,14 +164,17 @@ def _print_report(r: "IngestReport") -> None:
 
 
 _HELD_NOTE = (" [a repeated run_id keeps one line's rows, a span delivered more than once one "
-              "copy; each finding is counted once; the checks across runs add their findings]")
+              "copy, a trace no response line names is a run; each finding is counted once; "
+              "the checks across runs add their findings]")
 """Why the rows the tables hold from the files read differ from the rows read."""
 
 
-def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int], tuple[int, int]] | None:
+def _held(r: "IngestReport"
+          ) -> tuple[dict[str, int], dict[str, int], tuple[int, int], int] | None:
     """What the tables hold from the files this ingest read (rows per table, findings per
-    code, and the spans of them delivered more than once with the copies left out), counted
-    in the warehouse after the commit; None when nothing was read."""
+    code, the spans of them delivered more than once with the copies left out, and the runs
+    made from their traces), counted in the warehouse after the commit; None when nothing was
+    read."""
     from transforms import warehouse
 
     sources = [f.source_file for f in r.files if not f.skipped and not f.error]
@@ -182,10 +192,13 @@ def _held(r: "IngestReport") -> tuple[dict[str, int], dict[str, int], tuple[int,
             "SELECT count(*), coalesce(sum(deliveries - 1), 0) FROM spans "
             "WHERE deliveries > 1 AND source_file IN (SELECT unnest($files))",
             {"files": sources}).fetchone()
+        traced = con.execute(
+            "SELECT count(*) FROM runs WHERE record_shape = 'trace' "
+            "AND source_file IN (SELECT unnest($files))", {"files": sources}).fetchone()
     finally:
         con.close()
-    assert repeated is not None
-    return counts, codes, (int(repeated[0]), int(repeated[1]))
+    assert repeated is not None and traced is not None
+    return counts, codes, (int(repeated[0]), int(repeated[1])), int(traced[0])
 
 
 def _print_files(shown: list["FileReport"]) -> None:

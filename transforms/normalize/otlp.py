@@ -3,8 +3,9 @@
 A line is a collector file-exporter record `{"resourceSpans": [...]}` or one OTLP span
 (`{"traceId", "spanId", ...}`; also the OTel JS ReadableSpan `{"spanContext", "startTime":
 [s, ns], ...}`), or a logs export record `{"resourceLogs": [...]}`, whose
-`gen_ai.evaluation.result` log records become scores (`OtlpNormalizer.logs`). Each span is translated into the spans-bulk Span the span normalizer reads, so
-it gets the same tables and flags:
+`gen_ai.evaluation.result` log records become scores (`OtlpNormalizer.logs`). Each span is
+translated into the spans-bulk Span the span normalizer reads, so it gets the same tables and
+flags:
 
 - ids, parent, name, kind, times (Unix nanoseconds), status, events, attributes (OTLP
   `AnyValue` lists flattened to plain values) and resource attributes;

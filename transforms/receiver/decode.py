@@ -246,7 +246,8 @@ class _LineWriter:
         self._spans += 1
 
     def _head(self, part: Any, field: str) -> dict[str, Any]:
-        """A ResourceSpans' or ScopeSpans' (ResourceLogs', ScopeLogs') own keys (its resource or scope, its schemaUrl)."""
+        """A ResourceSpans' or ScopeSpans' (ResourceLogs', ScopeLogs') own keys (its resource
+        or scope, its schemaUrl)."""
         head = {field: self._as_json(getattr(part, field))} if part.HasField(field) else {}
         if part.schema_url:
             head["schemaUrl"] = part.schema_url

@@ -1,0 +1,330 @@
+"""Runs made from traces: an agent that sends OpenTelemetry only (spans, evaluation span events
+and log records, through the real SDK and `runlake serve`) gets runs, outcomes, scores and the
+nightly report; and the rules of such runs, one case each (a trace split over files and
+ingests, a trace a response line claims, a root naming the run, a log record a night late, an
+evaluation without a label, a crashed root, evaluations that disagree)."""
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.transforms.test_receiver import RUNLAKE, Served
+from transforms import warehouse
+from transforms.ingest import ingest
+
+NIGHTS = [date(2026, 10, 5) + timedelta(days=i) for i in range(7)]
+CASES = 8
+FAILING = range(5)
+"""The cases whose evaluation fails on the last night, after passing every night before."""
+CRASHING = 7
+"""The case whose agent span fails on the last night."""
+PRICE_IN, PRICE_OUT = 2.00, 8.00
+"""gpt-4.1's USD per million tokens (its price page, as read for the shipped table)."""
+
+
+def _ns(night: date, case: int, seconds: float = 0.0) -> int:
+    start = datetime(night.year, night.month, night.day, 1, tzinfo=UTC) + timedelta(
+        minutes=5 * case, seconds=seconds)
+    return int(start.timestamp() * 1e9)
+
+
+def _send_nights(url: str) -> dict[str, Any]:
+    """Send every night's runs through the OpenTelemetry SDK (tracer, span events, logs API);
+    what a run's tokens and status should be, worked out here."""
+    from opentelemetry import trace
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import Status, StatusCode
+
+    base = url.rsplit("/v1/traces", 1)[0]
+    resource = Resource.create({"service.name": "triage-service"})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+        endpoint=f"{base}/v1/traces")))
+    log_provider = LoggerProvider(resource=resource)
+    log_provider.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter(
+        endpoint=f"{base}/v1/logs")))
+    tracer = tracer_provider.get_tracer("triage")
+    evals = log_provider.get_logger("triage-evals")
+    expected: dict[str, Any] = {"tokens": {}, "status": {}}
+    for night in NIGHTS:
+        last = night == NIGHTS[-1]
+        for case in range(CASES):
+            passed = not (last and case in FAILING)
+            crashed = last and case == CRASHING
+            root = tracer.start_span("invoke_agent triage-agent", start_time=_ns(night, case),
+                                     attributes={"gen_ai.operation.name": "invoke_agent",
+                                                 "gen_ai.agent.name": "triage-agent",
+                                                 "test_case_id": f"case-{case}"})
+            context = trace.set_span_in_context(root)
+            tokens_in, tokens_out = 1000 + 10 * case, 100 + case
+            chat = tracer.start_span("chat gpt-4.1", context=context,
+                                     start_time=_ns(night, case, 1),
+                                     attributes={"gen_ai.operation.name": "chat",
+                                                 "gen_ai.provider.name": "openai",
+                                                 "gen_ai.request.model": "gpt-4.1",
+                                                 "gen_ai.usage.input_tokens": tokens_in,
+                                                 "gen_ai.usage.output_tokens": tokens_out})
+            chat.end(end_time=_ns(night, case, 3))
+            label = "pass" if passed else "fail"
+            if crashed:
+                root.set_status(Status(StatusCode.ERROR, "ToolTimeout: the ticket API timed out"))
+            elif case % 2:  # as an event on the agent's span
+                root.add_event("gen_ai.evaluation.result", timestamp=_ns(night, case, 4),
+                               attributes={"gen_ai.evaluation.name": "resolution",
+                                           "gen_ai.evaluation.score.label": label,
+                                           "gen_ai.evaluation.score.value": float(passed)})
+            else:  # as a log record in the agent span's context
+                evals.emit(LogRecord(timestamp=_ns(night, case, 4), context=context,
+                                     event_name="gen_ai.evaluation.result",
+                                     attributes={"gen_ai.evaluation.name": "resolution",
+                                                 "gen_ai.evaluation.score.label": label,
+                                                 "gen_ai.evaluation.explanation":
+                                                     f"case {case} {label}ed"}))
+            root.end(end_time=_ns(night, case, 5))
+            expected["tokens"][(night, case)] = (tokens_in, tokens_out)
+            expected["status"][(night, case)] = "error" if crashed else (
+                "passed" if passed else "failed")
+    assert tracer_provider.force_flush(60_000) and log_provider.force_flush(60_000)
+    tracer_provider.shutdown()
+    log_provider.shutdown()
+    return expected
+
+
+@pytest.mark.slow
+def test_an_agent_that_sends_only_opentelemetry_gets_its_report(tmp_path: Path) -> None:
+    """Seven nights of SDK traces, no response line: every trace is a run with its tokens,
+    cost, test case and status; the report of the last night names the planted regression and
+    the crash, with the pass rates worked out here."""
+    served = Served(tmp_path / "landing")
+    try:
+        expected = _send_nights(served.url)
+    finally:
+        said = served.stop()
+    assert "log record" in said, said
+    home = tmp_path / "home"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")},
+           "RUNLAKE_HOME": str(home)}
+    done = subprocess.run([str(RUNLAKE), "ingest", str(tmp_path / "landing")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    con = warehouse.connect(home)
+    rows = con.execute("SELECT day, test_case_id, status, input_tokens, output_tokens, "
+                       "cost_usd, agent, model, record_shape, outcome_error FROM runs").fetchall()
+    con.close()
+    assert len(rows) == len(NIGHTS) * CASES
+    for day, case_id, status, tin, tout, cost, agent, model, shape, error in rows:
+        key = (day, int(case_id.removeprefix("case-")))
+        assert (status, tin, tout) == (expected["status"][key], *expected["tokens"][key])
+        assert cost == pytest.approx((tin * PRICE_IN + tout * PRICE_OUT) / 1e6)
+        assert (agent, model, shape) == ("triage-agent", "gpt-4.1", "trace")
+        assert (error is not None) == (status == "error")
+    # The report of the last night, against the nights before (independent figures: every
+    # baseline run passed; last night 2 of 7 graded runs passed, 1 crashed).
+    graded_last = CASES - 1
+    passed_last = graded_last - len(FAILING)
+    report = subprocess.run([str(RUNLAKE), "report", "--day", NIGHTS[-1].isoformat()], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stdout + report.stderr
+    out = report.stdout
+    assert f"{NIGHTS[-1]}: {CASES} runs against {NIGHTS[0]} to {NIGHTS[-2]}" in out, out
+    assert (f"REGRESSION triage-agent / gpt-4.1: crashed: error rate 0% -> "
+            f"{round(100 / CASES)}% of runs (1 of {CASES}") in out, out
+    assert f"pass rate 100% -> {round(100 * passed_last / graded_last)}%" in out, out
+    assert "CRASHED triage-agent / gpt-4.1: 1 run (ToolTimeout: the ticket API timed out)" \
+        in out, out
+
+
+def _otlp(spans: list[dict[str, Any]] | None = None,
+          logs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]}
+    if logs is not None:
+        return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": logs}]}]}
+    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
+
+
+def _attrs(**values: Any) -> list[dict[str, Any]]:
+    out = []
+    for k, v in values.items():
+        key = k.replace("__", ".")
+        value = ({"stringValue": v} if isinstance(v, str) else {"doubleValue": v}
+                 if isinstance(v, float) else {"intValue": str(v)})
+        out.append({"key": key, "value": value})
+    return out
+
+
+T0 = _ns(date(2026, 10, 5), 0)
+
+
+def _span(trace: str, span: str, parent: str | None = None, start_s: float = 0,
+          end_s: float = 10, error: str | None = None,
+          events: list[dict[str, Any]] | None = None, **attrs: Any) -> dict[str, Any]:
+    return {"traceId": trace, "spanId": span, **({"parentSpanId": parent} if parent else {}),
+            "name": span, "kind": 1, "startTimeUnixNano": str(T0 + int(start_s * 1e9)),
+            "endTimeUnixNano": str(T0 + int(end_s * 1e9)), "attributes": _attrs(**attrs),
+            "events": events or [],
+            "status": {"code": 2, "message": error} if error else {"code": 1}}
+
+
+def _agent(trace: str, span: str = "a" * 16, **kw: Any) -> dict[str, Any]:
+    return _span(trace, span, gen_ai__operation__name="invoke_agent",
+                 gen_ai__agent__name="triage", **kw)
+
+
+def _chat(trace: str, span: str, parent: str, tokens: int = 1000, **kw: Any) -> dict[str, Any]:
+    return _span(trace, span, parent, 1, 2, gen_ai__operation__name="chat",
+                 gen_ai__request__model="gpt-4.1", gen_ai__usage__input_tokens=tokens,
+                 gen_ai__usage__output_tokens=100, **kw)
+
+
+def _evaluation(name: str, label: str | None = None, value: float | None = None,
+                **where: Any) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"gen_ai__evaluation__name": name}
+    if label is not None:
+        attrs["gen_ai__evaluation__score__label"] = label
+    if value is not None:
+        attrs["gen_ai__evaluation__score__value"] = value
+    return {"eventName": "gen_ai.evaluation.result", "attributes": _attrs(**attrs), **where}
+
+
+def _event(name: str, label: str | None = None, value: float | None = None) -> dict[str, Any]:
+    e = _evaluation(name, label, value)
+    return {"name": e["eventName"], "timeUnixNano": str(T0), "attributes": e["attributes"]}
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Callable[..., list[tuple[Any, ...]]]:
+    """Ingest OTLP records (a file per call, in the named night's folder) into one home, and
+    query its warehouse."""
+    home = tmp_path / "home"
+    n = [0]
+
+    def run(records: list[dict[str, Any]], query: str,
+            night: str = "2026-10-05") -> list[tuple[Any, ...]]:
+        if records:
+            n[0] += 1
+            path = tmp_path / "landing" / night / f"part-{n[0]}.otlp.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            ingest([path], home)
+        con = warehouse.connect(home)
+        try:
+            return con.execute(query).fetchall()
+        finally:
+            con.close()
+
+    return run
+
+
+RUNS = ("SELECT run_id, status, test_case_id, input_tokens, agent_runtime_ms, record_shape "
+        "FROM runs ORDER BY run_id")
+
+
+def test_a_trace_split_over_files_and_ingests_is_one_run(lake: Callable[..., Any]) -> None:
+    """The children arrive in one ingest, the root a night later in another: one run, its
+    tokens those of both calls, its runtime the root's, its test case the root's."""
+    t = "1" * 32
+    first = lake([_otlp([_chat(t, "c" * 16, "a" * 16, 700), _chat(t, "d" * 16, "a" * 16, 300)])],
+                 RUNS)
+    assert first == [(t, "ungraded", None, 1000, 1000.0, "trace")]  # a root-less trace of calls
+    assert lake([_otlp([_agent(t, test_case_id="case-9")])], RUNS, night="2026-10-06") == [
+        (t, "ungraded", "case-9", 1000, 10_000.0, "trace")]
+
+
+def test_a_response_line_claims_its_trace(lake: Callable[..., Any], tmp_path: Path) -> None:
+    """A response line naming the trace is the run (its outcome, not the trace's evaluations);
+    the trace makes no second run, and its evaluation still lands in scores."""
+    t = "2" * 32
+    line = {"run_id": "r-line", "agent": "triage", "trace_id": t,
+            "started_at": "2026-10-05T00:00:00Z", "outcome": {"status": "passed"},
+            "response": {"final_response": "done"}}
+    path = tmp_path / "landing" / "2026-10-05" / "r.responses.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(line) + "\n")
+    ingest([path], tmp_path / "home")
+    rows = lake([_otlp([_agent(t, events=[_event("resolution", "fail")]),
+                        _chat(t, "c" * 16, "a" * 16)])], RUNS)
+    assert rows == [("r-line", "passed", None, 1000, 10_000.0, "envelope")]
+    assert lake([], "SELECT run_id, name, verdict, source FROM scores") == [
+        ("r-line", "resolution", "fail", "span_event")]
+
+
+def test_a_root_naming_its_run(lake: Callable[..., Any]) -> None:
+    """The run_id attribute on the root only: the run is named by it, and its children's
+    tokens count toward it."""
+    t = "3" * 32
+    rows = lake([_otlp([_agent(t, run_id="nightly-42", events=[_event("ok", "PASSED")]),
+                        _chat(t, "c" * 16, "a" * 16, 1234)])], RUNS)
+    assert rows == [("nightly-42", "passed", None, 1234, 10_000.0, "trace")]
+
+
+def test_a_log_record_a_night_late_grades_the_run(lake: Callable[..., Any]) -> None:
+    """The evaluation arrives as a log record in the next night's file, with its time on the
+    next day: the run goes from ungraded to failed, with the explanation."""
+    t = "4" * 32
+    assert lake([_otlp([_agent(t), _chat(t, "c" * 16, "a" * 16)])],
+                "SELECT status FROM runs") == [("ungraded",)]
+    late = _evaluation("safety", "Fail", 0.0, traceId=t, spanId="a" * 16,
+                       timeUnixNano=str(T0 + 20 * 3600 * 10**9))
+    late["attributes"] += _attrs(gen_ai__evaluation__explanation="leaked a key")
+    rows = lake([_otlp(logs=[late, {"timeUnixNano": str(T0), "body": {"stringValue": "hi"}}])],
+                "SELECT status, outcome_explanation FROM runs", night="2026-10-06")
+    assert rows == [("failed", "safety: leaked a key")]
+    assert lake([], "SELECT run_id, day, verdict, source FROM scores") == [
+        (t, date(2026, 10, 5), "fail", "log_record")]
+    assert lake([], "SELECT code, detail FROM flags") == [
+        ("log_records_skipped", "1 of the line's 2 log records are not "
+                                "gen_ai.evaluation.result events; not read")]
+
+
+def test_a_log_record_by_response_id(lake: Callable[..., Any]) -> None:
+    """A log record without trace context finds its run through gen_ai.response.id."""
+    t = "5" * 32
+    record = {"timeUnixNano": str(T0), "eventName": "gen_ai.evaluation.result",
+              "attributes": _attrs(gen_ai__evaluation__name="judge",
+                                   gen_ai__evaluation__score__label="correct",
+                                   gen_ai__response__id="chatcmpl-7")}
+    rows = lake([_otlp([_agent(t), _chat(t, "c" * 16, "a" * 16,
+                                         gen_ai__response__id="chatcmpl-7")]),
+                 _otlp(logs=[record])],
+                "SELECT r.status, s.response_id FROM runs r JOIN scores s USING (run_id)")
+    assert rows == [("passed", "chatcmpl-7")]
+
+
+def test_an_evaluation_without_a_label_decides_nothing(lake: Callable[..., Any]) -> None:
+    t = "6" * 32
+    rows = lake([_otlp([_agent(t, events=[_event("helpfulness", value=4.0)])])],
+                "SELECT r.status, s.value, s.label, s.verdict FROM runs r JOIN scores s "
+                "USING (run_id)")
+    assert rows == [("ungraded", 4.0, None, None)]
+
+
+def test_a_crashed_root_is_an_error_whatever_its_evaluations(lake: Callable[..., Any]) -> None:
+    t = "7" * 32
+    rows = lake([_otlp([_agent(t, error="RateLimitError: 429", events=[_event("r", "pass")])])],
+                "SELECT status, outcome_error FROM runs")
+    assert rows == [("error", "RateLimitError: 429")]
+
+
+def test_evaluations_that_disagree_fail_the_run(lake: Callable[..., Any]) -> None:
+    """One pass, one fail: failed, with the failing one as the explanation; two passes and a
+    number: passed."""
+    t, u = "8" * 32, "9" * 32
+    rows = lake([_otlp([_agent(t, events=[_event("style", "pass"), _event("facts", "incorrect")]),
+                        _agent(u, "b" * 16, events=[_event("style", "True"),
+                                                    _event("facts", "correct"),
+                                                    _event("tone", value=2.0)])])],
+                "SELECT run_id, status, outcome_explanation FROM runs ORDER BY 1")
+    assert rows == [(t, "failed", "facts: incorrect"), (u, "passed", None)]
