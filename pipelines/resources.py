@@ -16,6 +16,7 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
     tools: str = ""
     model_aliases: str = ""
     prices: str = ""
+    deciding_evaluations: str = ""
 
     def settings(self) -> Settings:
         base = Settings()
@@ -27,4 +28,5 @@ class RunlakeResource(dg.ConfigurableResource):  # type: ignore[misc]
             "model_aliases": Path(self.model_aliases) if self.model_aliases
             else base.model_aliases,
             "prices": Path(self.prices) if self.prices else base.prices,
+            "deciding_evaluations": self.deciding_evaluations or base.deciding_evaluations,
         })

@@ -46,7 +46,7 @@ from transforms.read.readers import (
     InputFile,
 )
 from transforms.read.streams import combine, file_sha256
-from transforms.warehouse import lookups
+from transforms.warehouse import grading, lookups
 from transforms.warehouse.lake_version import commit_version
 
 Progress = Callable[[int], None]
@@ -106,18 +106,22 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
            now: datetime | None = None, build_views: bool = True,
            tools: Path | None = None, model_aliases: Path | None = None,
            prices: Path | None = None,
-           retention_hours: float = DEFAULT_RETENTION_HOURS) -> IngestReport:
+           retention_hours: float = DEFAULT_RETENTION_HOURS,
+           deciding_evaluations: str | tuple[str, ...] | None = None) -> IngestReport:
     """Ingest `paths` (files or folders) into the lake under `home` and rebuild the views
     (unless `build_views` is False: the Dagster warehouse asset builds them). With `tools`, a
     tool registry file (transforms.contracts.registry), every tool call of a run is checked
     against it; files read against another registry (or none) are read again. `model_aliases`
     and `prices` extend or override the shipped model alias and price tables
     (transforms.contracts.models); they are stored with the lake and applied when the views are
-    built, so a change re-reads no file."""
+    built, so a change re-reads no file. `deciding_evaluations` (names, or a comma-separated
+    text) are the evaluations that decide a run made from a trace (transforms.warehouse.grading;
+    none: every one), stored and applied likewise."""
     now = now or datetime.now(UTC)
     memory.budget().check()
     reg = registry.load(tools) if tools is not None else None
     tables = models.load(model_aliases, prices)
+    deciding = grading.parse(deciding_evaluations)
     lake = Lake(home)
     skipped: list[tuple[str, str]] = []
     files = discover(paths, kind, skipped)
@@ -129,7 +133,7 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     doctor.raise_if_damaged(lake)
     try:
         return _ingest(lake, files, skipped, workers, block_bytes, progress, now, build_views,
-                       reg, tables, retention_hours)
+                       reg, tables, retention_hours, deciding)
     except DiskFull:
         raise  # after its lake version: told by _ingest
     except Exception as e:
@@ -179,7 +183,8 @@ def disk_full(lake: Lake, input_bytes: int, e: BaseException,
 def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
             workers: int | None, block_bytes: int, progress: Progress | None, now: datetime,
             build_views: bool, reg: registry.Registry | None,
-            tables: models.ModelTables, retention_hours: float) -> IngestReport:
+            tables: models.ModelTables, retention_hours: float,
+            deciding: tuple[str, ...] = ()) -> IngestReport:
     home = lake.home
     report = IngestReport(home=home, skipped_paths=skipped)
     known = lake.known_files()
@@ -220,6 +225,7 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         if not lake.remote:
             lake.root.mkdir(parents=True, exist_ok=True)
         report.model_tables_changed = lookups.store(lake.store, tables)
+        grading.store(lake.store, deciding)
     try:
         claim_scratch(parts)
         all_days: set[date] = set()

@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     prices: Path | None = Field(None, description="Price table (YAML) extending the shipped "
                                 "transforms/data/model_prices.yaml: its models replace those "
                                 "of the same name.")
+    deciding_evaluations: str = Field("", description="The evaluations (gen_ai.evaluation.name, "
+                                      "comma-separated) whose verdicts decide the status of a "
+                                      "run made from a trace; empty: every evaluation with a "
+                                      "pass or fail label.")
     max_quarantine_share: float = Field(0.05, ge=0, le=1, description="Check: largest share of "
                                         "a day's lines that may be quarantined.")
     max_contract_violation_rate: float = Field(0.10, ge=0, le=1, description="Check: largest "

@@ -214,6 +214,7 @@ def lake_tables(context: dg.AssetExecutionContext, runlake: RunlakeResource):  #
     if files:
         report = ingest([f.path for f in files], s.home, workers=s.workers, build_views=False,
                         tools=s.tools, model_aliases=s.model_aliases, prices=s.prices,
+                        deciding_evaluations=s.deciding_evaluations,
                         retention_hours=s.retention_hours)
         skipped = sum(f.skipped for f in report.files)
         context.log.info(f"{day}: {len(files)} files ({skipped} unchanged), "

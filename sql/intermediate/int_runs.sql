@@ -1,6 +1,7 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields (a run made from a trace: error when its root span
--- failed, else failed when any of its evaluations' verdicts is fail, with the first such
+-- failed, else failed when any of its evaluations' verdicts is fail (of the evaluations
+-- deciding_evaluations names, when it names some), with the first such
 -- evaluation as outcome_explanation, passed when one is pass and none fail, else ungraded), with the model, token totals and runtime taken from
 -- the run's spans where the line has none (the model canonical, the exact names beside it,
 -- the run's cost in USD, where its price came from and the price period used), and how many
@@ -26,6 +27,11 @@ verdicts as (
             filter (where verdict = 'fail') as failed_because
     from intermediate.int_scores
     where run_day is not null
+      -- The evaluations a setting names decide (deciding_evaluations), else every one.
+      and (
+          not exists (select 1 from deciding_evaluations)
+          or name in (select name from deciding_evaluations)
+      )
     group by run_id
 ),
 

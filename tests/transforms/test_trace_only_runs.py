@@ -328,3 +328,71 @@ def test_evaluations_that_disagree_fail_the_run(lake: Callable[..., Any]) -> Non
                                                     _event("tone", value=2.0)])])],
                 "SELECT run_id, status, outcome_explanation FROM runs ORDER BY 1")
     assert rows == [(t, "failed", "facts: incorrect"), (u, "passed", None)]
+
+
+def test_imported_scores_grade_their_runs(tmp_path: Path) -> None:
+    """A Langfuse trace's scores become evaluation events of its spans: the trace is a run of
+    its own, passed by its boolean score; an Inspect log's scorers land in scores beside the
+    run's own outcome."""
+    from typer.testing import CliRunner
+
+    from transforms.cli import app
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "importers"
+    landing = tmp_path / "landing" / "2025-03-04"
+    for fmt, src in (("langfuse", "langfuse/input/trace-support-agent.json"),
+                     ("inspect", "inspect/input")):
+        res = CliRunner().invoke(app, ["import", fmt, str(fixtures / src), "--out",
+                                       str(landing)])
+        assert res.exit_code == 0, res.output
+    home = tmp_path / "home"
+    ingest([tmp_path / "landing"], home)
+    con = warehouse.connect(home)
+    try:
+        lf = con.execute("SELECT status, record_shape, n_flags >= 0 FROM v_runs "
+                         "WHERE trace_id = '7f3c2a91d4e84b0fa6c15e2b9d8a4f10'").fetchall()
+        lf_scores = con.execute(
+            "SELECT name, value, label, verdict, explanation, source FROM scores "
+            "WHERE trace_id = '7f3c2a91d4e84b0fa6c15e2b9d8a4f10' ORDER BY name").fetchall()
+        inspect = con.execute(
+            "SELECT r.status, s.name, s.label, s.value FROM runs r JOIN scores s USING (run_id) "
+            "WHERE r.run_id = 'Ws6YcM1pRt8KnB3xLh7QvD'").fetchall()
+    finally:
+        con.close()
+    assert lf == [("passed", "trace", True)]
+    assert lf_scores == [
+        ("correctness", 1.0, "True", "pass", "the new address is confirmed", "span_event"),
+        ("helpfulness", 0.8, None, None, None, "span_event")]
+    assert inspect == [("failed", "model_graded_qa", "P", 0.5)]
+
+
+def test_a_setting_names_the_evaluations_that_decide(tmp_path: Path) -> None:
+    """tone fails, correctness passes: failed by default; passed when only correctness
+    decides; failed again when the next ingest names no evaluation (the lake follows the last
+    ingest's setting, as the Spark script does)."""
+    from transforms.errors import InputError
+    from transforms.warehouse.scripts import script
+
+    t = "a" * 32
+    path = tmp_path / "landing" / "2026-10-05" / "t.otlp.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(_otlp([_agent(t, events=[_event("tone", "fail"),
+                                                        _event("correctness", "pass")])])) + "\n")
+    home = tmp_path / "home"
+
+    def status() -> str:
+        con = warehouse.connect(home)
+        try:
+            return str(con.execute("SELECT status FROM runs").fetchone()[0])
+        finally:
+            con.close()
+
+    ingest([path], home)
+    assert status() == "failed"
+    ingest([path], home, deciding_evaluations="correctness, factuality")
+    assert status() == "passed"
+    assert "'correctness'" in script(home, "spark")
+    ingest([path], home)
+    assert status() == "failed"
+    with pytest.raises(InputError, match="empty evaluation"):
+        ingest([path], home, deciding_evaluations="correctness,,tone")

@@ -51,6 +51,9 @@ def ingest_cmd(
              "[default: $RUNLAKE_MODEL_ALIASES]")] = None,
     prices: Annotated[Path | None, typer.Option(
         help="Price table (YAML) extending the shipped one [default: $RUNLAKE_PRICES]")] = None,
+    deciding_evaluations: Annotated[str | None, typer.Option(
+        help="Evaluation names (comma-separated) that decide a run made from a trace "
+             "[default: $RUNLAKE_DECIDING_EVALUATIONS, else every evaluation]")] = None,
 ) -> None:
     """Read trace files into the lake and rebuild the warehouse views."""
     from transforms.ingest import ingest
@@ -60,6 +63,8 @@ def ingest_cmd(
         _fail(f"--workers {workers} must be at least 1", 2)
     config = _settings()
     h = _home(home)
+    deciding = config.deciding_evaluations if deciding_evaluations is None \
+        else deciding_evaluations
     paths = [input_path(p) for p in inputs]
     as_kind = kind.value if kind is not None else None
     total = sum(f.size for f in discover(paths, as_kind)) if err.is_terminal else 0
@@ -73,13 +78,15 @@ def ingest_cmd(
                             tools=tools or config.tools,
                             model_aliases=model_aliases or config.model_aliases,
                             prices=prices or config.prices,
-                            retention_hours=config.retention_hours)
+                            retention_hours=config.retention_hours,
+                            deciding_evaluations=deciding)
     else:
         report = ingest(paths, h, kind=as_kind, workers=workers or config.workers,
                         tools=tools or config.tools,
                         model_aliases=model_aliases or config.model_aliases,
                         prices=prices or config.prices,
-                        retention_hours=config.retention_hours)
+                        retention_hours=config.retention_hours,
+                        deciding_evaluations=deciding)
     _print_report(report)
     if not report.files:
         _fail(f"no input files found in {', '.join(map(str, paths))}", 2)

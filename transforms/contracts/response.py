@@ -102,6 +102,17 @@ class Outcome(_Open):
     reason: str | None = Field(None, description="Alias of explanation; explanation wins "
                                "when both are given.")
     passed: bool | None = None
+    scores: dict[str, "float | str | NamedScore"] | None = Field(
+        None, description="Named scores of the run (the scores table): name -> a number, a "
+        "label, or {value, label, explanation}. They never change the run's status.")
+
+
+class NamedScore(_Open):
+    """One named score of outcome.scores."""
+
+    value: float | None = None
+    label: str | None = None
+    explanation: str | None = None
 
 
 class RunEnvelope(_Open):

@@ -3,7 +3,8 @@
 
 One sample (epoch) is one run: agent = the task, model = `eval.model`, passed = the first
 scorer's value `C` (`I` failed, `P` failed with score 0.5), explanation = that score's
-`explanation`, error = the sample's error, tokens = the solver's model events (a model-graded
+`explanation`, every scorer in outcome.scores (the scores table), error = the sample's error,
+tokens = the solver's model events (a model-graded
 scorer's calls, in its scorer span, are the grader's: metadata `grader_input_tokens`,
 `grader_output_tokens`, `grader_model_calls`; without events, the sample's `model_usage`),
 runtime = `total_time`, times = the sample's `started_at`/`completed_at`, else its events'
@@ -74,6 +75,38 @@ def _first_score(sample: dict[str, Any]) -> dict[str, Any] | None:
     scores = sample.get("scores")
     first = next(iter(scores.values()), None) if isinstance(scores, dict) else None
     return first if isinstance(first, dict) else None
+
+
+_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+"""Inspect's letter values (correct, incorrect, partial, no answer) as numbers."""
+
+
+def _named_scores(sample: dict[str, Any], attachments: dict[str, Any]
+                  ) -> dict[str, dict[str, Any]]:
+    """Every scorer of the sample as outcome.scores: its value as a number (letters C, I, P, N
+    as 1, 0, 0.5, 0; booleans as 1 and 0) and as the label when it is text; its explanation.
+    A scorer that gives a dict of values (several metrics) is one score per key, named
+    `scorer/key`."""
+    scores = sample.get("scores")
+    out: dict[str, dict[str, Any]] = {}
+    for name, sc in (scores.items() if isinstance(scores, dict) else []):
+        if not isinstance(sc, dict):
+            continue
+        value = sc.get("value")
+        why = _attachment(sc.get("explanation"), attachments)
+        parts = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, v in parts:
+            entry: dict[str, Any] = {}
+            if isinstance(v, int | float):  # a bool too: 1.0 or 0.0
+                entry["value"] = float(v)
+            elif isinstance(v, str):
+                entry["label"] = v
+                if v in _LETTERS:
+                    entry["value"] = _LETTERS[v]
+            if isinstance(why, str) and why:
+                entry["explanation"] = why
+            out[f"{name}/{key}" if key is not None else str(name)] = entry
+    return out
 
 
 def _status(sample: dict[str, Any]) -> tuple[str | None, float | None]:
@@ -235,6 +268,9 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
                 line["outcome"]["error"] = str(sample["error"].get("message")
                                                if isinstance(sample["error"], dict)
                                                else sample["error"])[:1000]
+        named = _named_scores(sample, attachments)
+        if named:
+            line.setdefault("outcome", {})["scores"] = named
         first = _first_score(sample)
         explanation = _attachment(first.get("explanation"), attachments) if first else None
         if isinstance(explanation, str) and explanation:

@@ -3,7 +3,8 @@
 One CreateSpansBulk line per trace: ids, parents and times as exported, the OTel attributes
 and resource attributes from `metadata`, and for GENERATION observations a log_request
 (model, provider from gen_ai.provider.name / gen_ai.system / llm.provider, input and output
-messages from the framework's shape, `inputUsage`/`outputUsage` tokens, `totalCost`).
+messages from the framework's shape, `inputUsage`/`outputUsage` tokens, `totalCost`); its
+scores as `gen_ai.evaluation.result` events (the scores table), on the observation they score.
 """
 
 import json
@@ -111,9 +112,44 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
                 **({"status": "ERROR", "error_message": str(o.get("statusMessage"))[:1024]}
                    if error else {})}
         spans.append(span)
-    notes = ["no pass/fail and no run record in a Langfuse export: its observations land as "
-             "spans (and LLM calls), linked to runs only by a run_id attribute or trace id"]
+    scored = _scores(doc, trace, spans)
+    notes = ["no run record in a Langfuse export: its observations land as spans (and LLM "
+             "calls); the trace is a run of its own unless a response line names it"
+             + (f", graded by its {scored} score{'s' if scored != 1 else ''}" if scored
+                else "")]
     return [{"spans": spans}], notes
+
+
+def _scores(doc: dict[str, Any], trace: dict[str, Any], spans: list[dict[str, Any]]) -> int:
+    """Langfuse scores (the export's `scores`, else the trace's) as gen_ai.evaluation.result
+    events on the observation they score, else on the trace's first top observation: name,
+    value, the label (`stringValue`: a categorical or boolean score's text) and the comment
+    as the explanation. The number of scores placed."""
+    raw = doc.get("scores", trace.get("scores"))
+    by_id = {sp["context"]["span_id"]: sp for sp in spans}
+    top = next((sp for sp in spans if not sp.get("parent_id")), spans[0] if spans else None)
+    placed = 0
+    for sc in raw if isinstance(raw, list) else []:
+        if not isinstance(sc, dict):
+            continue
+        span = by_id.get(sc.get("observationId")) or top
+        if span is None:
+            break
+        attrs = {"gen_ai.evaluation.name": sc.get("name")}
+        if isinstance(sc.get("value"), int | float) and not isinstance(sc.get("value"), bool):
+            attrs["gen_ai.evaluation.score.value"] = sc["value"]
+        label = sc.get("stringValue")
+        if label is None and sc.get("dataType") == "BOOLEAN" and sc.get("value") in (0, 1):
+            label = "true" if sc["value"] == 1 else "false"
+        if isinstance(label, str):
+            attrs["gen_ai.evaluation.score.label"] = label
+        if isinstance(sc.get("comment"), str):
+            attrs["gen_ai.evaluation.explanation"] = sc["comment"]
+        span.setdefault("events", []).append({
+            "name": "gen_ai.evaluation.result", "timestamp": unix_ns(sc.get("timestamp"))
+            or span.get("end_time"), "attributes": attrs})
+        placed += 1
+    return placed
 
 
 def count(lines: Lines) -> int:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
         DATA_TABLES,
         DEFAULT_RETENTION_HOURS,
         DERIVED,
+        GRADING,
         LINES,
         MANIFEST,
         MANIFEST_MADE,
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
         stored,
     )
 
-__all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "LINES", "MANIFEST",
-           "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY", "REGISTRY_SCHEMA",
-           "TABLES", "WEEK", "WRITTEN", "Lake", "claim_scratch", "clear_scratch",
+__all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "GRADING", "LINES",
+           "MANIFEST", "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY",
+           "REGISTRY_SCHEMA", "TABLES", "WEEK", "WRITTEN", "Lake", "claim_scratch", "clear_scratch",
            "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str", "stored"]
 
 

@@ -80,6 +80,9 @@ REGISTRY_SCHEMA = pa.schema([
 """lake/_registry/tools.parquet: one row per registered tool of the last registry used."""
 MODEL_TABLES = "_models/tables.json"
 """The model alias and price tables the last ingest was given (transforms.warehouse.lookups)."""
+GRADING = "_grading/evaluations.json"
+"""The evaluations that decide a run made from a trace, as the last ingest was given them
+(transforms.warehouse.grading)."""
 MANIFEST_MADE = ".ingest_files.made"
 """lake/.ingest_files.made: the manifest has been committed once (without it, data tables and
 no manifest are a first ingest that died before its manifest commit, not damage)."""

@@ -38,6 +38,7 @@ from transforms.contracts.schemas import TABLES
 from transforms.lake import (
     AS_READ,
     DERIVED,
+    GRADING,
     MANIFEST,
     MODEL_TABLES,
     REGISTRY,
@@ -149,14 +150,15 @@ def week_of(day: date) -> date:
 
 
 def digest(lake: Lake) -> str:
-    """What the derived tables are computed with besides the rows: the SQL, the tool registry
-    and the model tables. A lake version records it as `derived_from`."""
+    """What the derived tables are computed with besides the rows: the SQL, the tool registry,
+    the model tables and the deciding evaluations. A lake version records it as
+    `derived_from`."""
     h = hashlib.sha256(LAYOUT_VERSION.encode())
     for f in sql_files():
         if f.parent.name in DIGEST_LAYERS:
             h.update(f"{f.parent.name}/{f.name}\n".encode())
             h.update(f.read_bytes())
-    for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES):
+    for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES, GRADING):
         try:
             h.update(lake.store.read_bytes(*extra.split("/")))
         except FileNotFoundError:

@@ -21,7 +21,7 @@ from transforms.warehouse.dialects import DIALECTS, macros, relations, translate
 from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
 from transforms.warehouse.staging import lines_view, staging_views
 
-LOOKUPS = ("flag_codes", "model_aliases", "model_prices")
+LOOKUPS = ("flag_codes", "model_aliases", "model_prices", "deciding_evaluations")
 """Lookup tables of the warehouse, inlined as VALUES."""
 DEFAULT_SCHEMA = {"spark": "runlake", "trino": "delta.runlake"}
 ENGINE = {"spark": "Spark SQL", "trino": "Trino"}

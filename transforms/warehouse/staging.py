@@ -249,10 +249,13 @@ def _empty_superseded() -> str:
 
 
 def prepare_lookups(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
-    """flag_codes and the model tables of `prepare`."""
+    """flag_codes, the model tables and the deciding evaluations of `prepare`."""
+    from transforms.warehouse import grading
+
     install_flag_codes(con)
     # The model alias and price tables the last ingest stored (else the shipped ones).
     install_stored(con, lake.store)
+    grading.install(con, grading.stored(lake.store))
 
 
 def install_flag_codes(con: duckdb.DuckDBPyConnection) -> None:
