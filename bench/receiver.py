@@ -2,6 +2,8 @@
 concurrent OTLP/HTTP exporters on 127.0.0.1, and the receiver's peak memory.
 
     python bench/receiver.py [--spans 40960] [--batch 512] [--repeat 3] [--gzip]
+                             [--baseline DIR]
+    python bench/receiver.py --ingest [--spans 40960] [--batch 512] [--repeat 3]
     python bench/receiver.py --abuse [--slow 100] [--seconds 20] [--bombs 10] [--repeat 3]
 
 Each exporter is a process posting `ExportTraceServiceRequest`s of `--batch` GenAI spans (an
@@ -13,7 +15,11 @@ per second of wall time from the first request to the last answer; every 200 com
 request's fsync, so received is written, and the landing files are counted after the stop to
 check it. Peak memory: the receiver's VmHWM. The load is bounded (the spans given, 120 s at
 most per measure) and the run stops by itself. Configurations are interleaved; medians of
-`--repeat` are printed, with the load average.
+`--repeat` are printed, with the load average. With `--baseline DIR` (a checkout of an
+earlier commit), that runlake's receiver is measured too, interleaved with this one.
+
+With `--ingest`, what an ingest of the receiver's landing files takes instead: the same
+requests as the lines written for protobuf (the request kept as it came) and as OTLP/JSON lines.
 
 With `--abuse`, the receiver under abuse instead: one exporter posting on a keep-alive
 connection for `--seconds` while `--slow` connections are open (half send their request a
@@ -109,12 +115,16 @@ def _peak_kb(pid: int) -> int:
 
 
 def measure(n_exporters: int, spans: int, batch: int, body_file: Path,
-            compress: bool) -> tuple[float, float, int, float]:
-    """(spans/s, MB/s written, spans counted in the landing files, receiver peak MB)."""
+            compress: bool, source: Path | None = None) -> tuple[float, float, int, float]:
+    """(spans/s, MB/s written, spans counted in the landing files, receiver peak MB), of the
+    receiver of this runlake or, with `source`, of the runlake in that folder (a checkout of an
+    earlier commit: the baseline)."""
     per = max(1, spans // batch // n_exporters)
     with tempfile.TemporaryDirectory(prefix="runlake-bench-receiver-") as tmp:
         landing = Path(tmp) / "landing"
         env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
+        if source is not None:
+            env["PYTHONPATH"] = str(source)
         served = subprocess.Popen([str(RUNLAKE), "serve", "--landing", str(landing),
                                    "--port", "0"], stdout=subprocess.PIPE, text=True, env=env)
         assert served.stdout is not None
@@ -150,18 +160,94 @@ def measure(n_exporters: int, spans: int, batch: int, body_file: Path,
             raise SystemExit("an exporter failed")
         files = sorted(landing.glob("*/*.otlp.jsonl"))
         written = sum(f.stat().st_size for f in files)
-        import orjson
-
-        counted = 0
-        for f in files:
-            for raw in f.read_bytes().splitlines():
-                for rs in orjson.loads(raw)["resourceSpans"]:
-                    for ss in rs["scopeSpans"]:
-                        counted += len(ss["spans"])
+        counted = sum(_spans_in(f) for f in files)
         sent = per * n_exporters * batch
         if counted != sent:
             raise SystemExit(f"{sent} spans acknowledged, {counted} in the landing files")
         return sent / elapsed, written / elapsed / 1e6, counted, peak
+
+
+def _spans_in(path: Path) -> int:
+    """The spans of a landing file, whether its lines hold OTLP/JSON or a protobuf request."""
+    import orjson
+
+    from transforms.normalize.otlp_protobuf import records
+
+    counted = 0
+    for raw in path.read_bytes().splitlines():
+        line = orjson.loads(raw)
+        for rs in (records(line) if "otlpProtobuf" in line else line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                counted += len(ss["spans"])
+    return counted
+
+
+def ingest_speed(spans: int, batch: int, repeat: int) -> None:
+    """What an ingest of the receiver's landing files takes: the same requests as the lines the
+    receiver writes for protobuf (the request kept, base64) and as OTLP/JSON lines (what it
+    wrote before, and writes for a JSON request), each ingested into a fresh home by a runlake
+    process (one worker), interleaved; medians of `repeat`, with the process's peak RSS."""
+    import base64
+    import json
+    import resource
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from transforms.receiver import decode as otlp
+
+    body = request_body(batch, False)
+    as_json = MessageToDict(ExportTraceServiceRequest.FromString(body),
+                            use_integers_for_enums=True)
+
+    def hexed(o: object) -> None:
+        if isinstance(o, dict):
+            for k in ("traceId", "spanId", "parentSpanId"):
+                if isinstance(o.get(k), str):
+                    o[k] = base64.b64decode(o[k]).hex()
+            for v in o.values():
+                hexed(v)
+        elif isinstance(o, list):
+            for v in o:
+                hexed(v)
+
+    hexed(as_json)
+    lines = {"protobuf": otlp.decode(body, otlp.PROTOBUF).line,
+             "OTLP/JSON": otlp.decode(json.dumps(as_json).encode(), otlp.JSON).line}
+    n = max(1, spans // batch)
+    print(f"ingest of {n * batch:,} spans ({n} requests of {batch}); one worker; medians of "
+          f"{repeat}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    results: dict[str, list[tuple[float, float, int]]] = {k: [] for k in lines}
+    with tempfile.TemporaryDirectory(prefix="runlake-bench-ingest-") as tmp:
+        for _ in range(repeat):
+            for name, line in lines.items():  # interleaved
+                assert line is not None
+                root = Path(tmp) / name.replace("/", "-")
+                f = root / "landing" / "2026-11-20" / "r.otlp.jsonl"
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_bytes(line * n)
+                env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
+                start = time.perf_counter()
+                done = subprocess.run([str(RUNLAKE), "ingest", str(f), "--home",
+                                       str(root / "home"), "--workers", "1"], env=env,
+                                      capture_output=True, text=True)
+                elapsed = time.perf_counter() - start
+                if done.returncode != 0:
+                    raise SystemExit(done.stderr[-2000:])
+                peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                results[name].append((n * batch / elapsed, elapsed, f.stat().st_size))
+                import shutil
+
+                shutil.rmtree(root)
+        print("| landing lines | spans/s ingested | seconds | file MB |")
+        print("|---|---:|---:|---:|")
+        for name, rows in results.items():
+            med = [statistics.median(r[i] for r in rows) for i in range(2)]
+            print(f"| {name} | {med[0]:,.0f} | {med[1]:.1f} | {rows[0][2] / 1e6:.1f} |")
+        print(f"peak RSS of the ingests: {peak / 1024:.0f} MB; load average after: "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def _start(env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, Path]:
@@ -368,9 +454,17 @@ def main() -> None:
                     "sent at once")
     ap.add_argument("--bomb-spans", type=int, default=40_000, help="with --abuse: spans in "
                     "each compressed request")
+    ap.add_argument("--baseline", type=Path, help="a folder holding another runlake's source "
+                    "(a checkout of an earlier commit): its receiver is measured too, "
+                    "interleaved, as the baseline")
+    ap.add_argument("--ingest", action="store_true", help="measure the ingest of the "
+                    "receiver's landing lines (protobuf kept, and OTLP/JSON) instead")
     args = ap.parse_args()
     if args.abuse:
         abuse(args)
+        return
+    if args.ingest:
+        ingest_speed(args.spans, args.batch, args.repeat)
         return
     with tempfile.TemporaryDirectory() as tmp:
         body_file = Path(tmp) / "request.bin"
@@ -379,16 +473,23 @@ def main() -> None:
               f"({body_file.stat().st_size / 1024:.0f} KiB, protobuf"
               f"{', gzip' if args.gzip else ''}); medians of {args.repeat}; load average "
               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        results: dict[int, list[tuple[float, float, int, float]]] = {1: [], 8: []}
+        sources: dict[str, Path | None] = {"this runlake": None}
+        if args.baseline is not None:
+            sources["baseline"] = args.baseline.resolve()
+        results: dict[tuple[str, int], list[tuple[float, float, int, float]]] = {
+            (s, n): [] for s in sources for n in (1, 8)}
         for _ in range(args.repeat):
             for n in (1, 8):  # interleaved
-                results[n].append(measure(n, args.spans, args.batch, body_file, args.gzip))
-        print("| exporters | spans/s received = written | MB/s written | spans in files | "
-              "receiver peak RSS MB |")
-        print("|---|---|---|---|---|")
-        for n, rows in results.items():
+                for s, source in sources.items():
+                    results[s, n].append(measure(n, args.spans, args.batch, body_file,
+                                                 args.gzip, source))
+        print("| receiver | exporters | spans/s received = written | MB/s written | "
+              "spans in files | receiver peak RSS MB |")
+        print("|---|---|---|---|---|---|")
+        for (s, n), rows in results.items():
             med = [statistics.median(r[i] for r in rows) for i in range(4)]
-            print(f"| {n} | {med[0]:,.0f} | {med[1]:.1f} | {rows[0][2]:,} | {med[3]:.0f} |")
+            print(f"| {s} | {n} | {med[0]:,.0f} | {med[1]:.1f} | {rows[0][2]:,} | "
+                  f"{med[3]:.0f} |")
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -1,6 +1,7 @@
 """`runlake serve`: the OTLP/HTTP receiver, its answers, its landing files and what an ingest of
 them gives."""
 
+import base64
 import gzip
 import http.client
 import json
@@ -24,6 +25,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from transforms import warehouse
 from transforms.ingest import ingest
+from transforms.normalize import otlp_protobuf
 from transforms.receiver import decode as otlp
 from transforms.receiver.landing import LandingFiles, WriteQueue
 from transforms.receiver.server import Receiver
@@ -107,10 +109,10 @@ def landed(landing: Path) -> tuple[list[Path], list[Path]]:
 # -- in process: the decoder, the files, the queue --------------------------------------------
 
 
-def test_protobuf_ids_become_hex_and_bad_spans_are_rejected() -> None:
-    """Protobuf's bytes ids are written as OTLP/JSON's hex (protobuf's JSON printer would write
-    base64); a span with a 3-byte trace id or an all-zero span id is rejected and counted in
-    partial_success, the others are kept."""
+def test_protobuf_is_kept_and_bad_spans_are_rejected() -> None:
+    """A protobuf request is written as it came (base64), without the spans rejected: a span
+    with a 3-byte trace id or an all-zero span id is left out and counted in partial_success,
+    the others are kept; the ingest's decoding gives their ids as OTLP/JSON's hex."""
     req = ExportTraceServiceRequest()
     scope = req.resource_spans.add().scope_spans.add()
     for trace, span_id, parent in ((bytes(range(1, 17)), bytes(range(1, 9)), b""),
@@ -126,11 +128,23 @@ def test_protobuf_ids_become_hex_and_bad_spans_are_rejected() -> None:
         "2 spans rejected: resourceSpans[0].scopeSpans[0].spans[1]: traceId is not 16 bytes; "
         "resourceSpans[0].scopeSpans[0].spans[2]: spanId is all zeros")
     assert got.line is not None and got.line.endswith(b"\n")
-    spans = json.loads(got.line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    line = json.loads(got.line)
+    assert line["signal"] == "traces"
+    kept = ExportTraceServiceRequest.FromString(base64.b64decode(line["otlpProtobuf"]))
+    assert [s.span_id for s in kept.resource_spans[0].scope_spans[0].spans] == [
+        bytes(range(1, 9)), bytes(range(2, 10))]
+    spans = otlp_protobuf.records(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
     assert [(s["traceId"], s["spanId"], s.get("parentSpanId")) for s in spans] == [
         ("0102030405060708090a0b0c0d0e0f10", "0102030405060708", None),
         ("0102030405060708090a0b0c0d0e0f10", "0203040506070809", "0102030405060708")]
-    assert spans[0]["attributes"] == [{"key": "n", "value": {"intValue": "7"}}]
+    assert spans[0]["attributes"] == {"n": 7}
+    # Without a rejected span, the bytes written are the request's own.
+    whole = ExportTraceServiceRequest()
+    whole.resource_spans.add().scope_spans.add().spans.add(
+        trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)), name="x")
+    body = whole.SerializeToString()
+    assert base64.b64decode(json.loads(otlp.decode(body, otlp.PROTOBUF).line or b"")[
+        "otlpProtobuf"]) == body
     answer = ExportTraceServiceResponse.FromString(otlp.export_response(got, otlp.PROTOBUF))
     assert answer.partial_success.rejected_spans == 2
     assert answer.partial_success.error_message == got.error_message()

@@ -396,3 +396,17 @@ def test_a_setting_names_the_evaluations_that_decide(tmp_path: Path) -> None:
     assert status() == "failed"
     with pytest.raises(InputError, match="empty evaluation"):
         ingest([path], home, deciding_evaluations="correctness,,tone")
+
+
+def test_a_damaged_protobuf_line_is_quarantined(lake: Callable[..., Any], tmp_path: Path) -> None:
+    """A landing line holding a protobuf request that does not decode (cut base64, bytes that
+    are not a request, an unknown signal) goes to quarantine with the reason."""
+    lake([{"otlpProtobuf": "not base64!", "signal": "traces"},
+          {"otlpProtobuf": "AAAA/w==", "signal": "traces"},
+          {"otlpProtobuf": "", "signal": "metrics"}], "SELECT 1")
+    rows = lake([], "SELECT line_number, error_code, error_message FROM quarantine ORDER BY 1")
+    assert [(n, code) for n, code, _ in rows] == [(1, "unrecognized_record")] * 1 + [
+        (2, "unrecognized_record"), (3, "unrecognized_record")]
+    assert "otlpProtobuf is not base64" in rows[0][2]
+    assert "not an OTLP traces export request" in rows[1][2]
+    assert "signal 'metrics' is not traces or logs" in rows[2][2]

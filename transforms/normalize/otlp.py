@@ -3,7 +3,9 @@
 A line is a collector file-exporter record `{"resourceSpans": [...]}` or one OTLP span
 (`{"traceId", "spanId", ...}`; also the OTel JS ReadableSpan `{"spanContext", "startTime":
 [s, ns], ...}`), or a logs export record `{"resourceLogs": [...]}`, whose
-`gen_ai.evaluation.result` log records become scores (`OtlpNormalizer.logs`). Each span is
+`gen_ai.evaluation.result` log records become scores (`OtlpNormalizer.logs`); a line
+`{"otlpProtobuf": ...}` is a protobuf request `runlake serve` kept as it came, decoded into one
+of those records first (transforms.normalize.otlp_protobuf). Each span is
 translated into the spans-bulk Span the span normalizer reads, so it gets the same tables and
 flags:
 
@@ -28,6 +30,7 @@ line and of the file's earlier lines; else its resource's service.name, as for s
 from datetime import date, timedelta
 from typing import Any
 
+from transforms.normalize import otlp_protobuf
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.otlp_attributes import (
     as_dict,
@@ -226,6 +229,11 @@ class OtlpNormalizer:
         self._agents: dict[tuple[str | None, str], str] = {}
 
     def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
+        if "otlpProtobuf" in obj:  # a request the receiver kept as protobuf
+            try:
+                obj = otlp_protobuf.records(obj)
+            except otlp_protobuf.NotARequest as e:
+                return str(e)
         spans: list[Any] = []
         dropped: list[str] = []
         if isinstance(obj.get("resourceLogs"), list) and not isinstance(

@@ -3,21 +3,21 @@ specification asks for.
 
 A request body is an `ExportTraceServiceRequest` (on /v1/traces) or an
 `ExportLogsServiceRequest` (on /v1/logs) as protobuf (`application/x-protobuf`) or as OTLP/JSON
-(`application/json`). Either way it becomes one OTLP/JSON line `{"resourceSpans": [...]}` or
-`{"resourceLogs": [...]}` (the collector file exporter's records, which `runlake ingest` reads
-as kind otlp), with trace and span ids as lowercase hex, as OTLP/JSON requires (protobuf's own
-JSON printer writes bytes as base64; they are converted back). A span whose trace or span id is
-missing, of the wrong length or all zeros, or whose parent id is malformed, is rejected: left
-out of the line and counted in the answer's `partial_success`; so is a log record whose trace or
-span id, when it has one, is malformed. A body that does not decode is a `DecodeError` (400).
+(`application/json`). Each becomes one line of a landing file, which `runlake ingest` reads as
+kind otlp: an OTLP/JSON request is written as OTLP/JSON (`{"resourceSpans": [...]}` or
+`{"resourceLogs": [...]}`, the collector file exporter's records), with trace and span ids as
+lowercase hex; a protobuf request is kept as it came, base64 in `{"otlpProtobuf": ...,
+"signal": "traces" | "logs"}`, and decoded by the ingest's workers (decoding it here was the
+receiver's cost). A span whose trace or span id is missing, of the wrong length or all zeros, or
+whose parent id is malformed, is rejected: left out of the line and counted in the answer's
+`partial_success`; so is a log record whose trace or span id, when it has one, is malformed. A
+body that does not decode is a `DecodeError` (400).
 """
 
 import base64
 import binascii
-import io
 import re
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,98 +183,77 @@ def _request_class(signal: Signal) -> Any:
 
 
 def _decode_protobuf(body: bytes, signal: Signal) -> Decoded:
-    """A protobuf request as an OTLP/JSON line, written an item at a time: the whole request
-    as Python objects took many times its bytes (bench/RESULTS.md); an item at a time, what is
-    held is the parsed message and the line."""
-    from google.protobuf.json_format import MessageToDict
+    """A protobuf request kept as it came: its items' ids checked on the parsed message, those
+    that fail left out (the request written again without them, a rare case), and the request
+    written as one line `{"otlpProtobuf": "<base64>", "signal": "traces" | "logs"}`, which the
+    ingest's workers decode (transforms.normalize.otlp_protobuf). Decoding every span into
+    OTLP/JSON here took the receiver's time (bench/RESULTS.md)."""
     from google.protobuf.message import DecodeError as ProtobufDecodeError
 
     try:
         message = _request_class(signal).FromString(body)
     except ProtobufDecodeError as e:
         raise DecodeError(f"the body is not an {signal.request}: {e}") from None
-
-    def as_json(part: Any) -> dict[str, Any]:
-        # OTLP/JSON: camelCase names, enums as numbers, 64-bit integers as decimal strings.
-        return MessageToDict(part, use_integers_for_enums=True)
-
     top, middle, inner = signal.keys
     resources_field, scopes_field, items_field = signal.fields
     decoded = Decoded(None, 0, noun=signal.noun)
-    out = _LineWriter(as_json, signal)
+    check = _raw_span_problem if signal is TRACES else _raw_record_problem
+    rejected: list[tuple[Any, int]] = []
     for i, rs in enumerate(getattr(message, resources_field)):
         for j, ss in enumerate(getattr(rs, scopes_field)):
-            for k, item in enumerate(getattr(ss, items_field)):
-                as_dict = as_json(item)
-                problem = _check_ids(as_dict, "base64", signal)
+            items = getattr(ss, items_field)
+            for k, item in enumerate(items):
+                problem = check(item)
                 if problem is None:
-                    out.item(jsontext.dumps(as_dict).encode(), rs, ss)
                     decoded.accepted += 1
                     continue
+                rejected.append((items, k))
                 decoded.rejected += 1
                 if len(decoded.reasons) < _SHOWN_REJECTIONS:
                     decoded.reasons.append(f"{top}[{i}].{middle}[{j}].{inner}[{k}]: {problem}")
-            out.end_scope()
-        out.end_resource()
-    decoded.line = out.line()
+    if rejected:
+        for items, k in reversed(rejected):  # from the back: each index stays right
+            del items[k]
+        body = message.SerializeToString()
+    if decoded.accepted:
+        decoded.line = (b'{"otlpProtobuf":"' + base64.b64encode(body) + b'","signal":"'
+                        + signal.path.rsplit("/", 1)[1].encode() + b'"}\n')
     return decoded
 
 
-class _LineWriter:
-    """An OTLP/JSON line written as its items (spans, log records) come, into one buffer: a
-    resource's and a scope's keys are written before their first item kept, and not at all
-    without one."""
+_SPAN_IDS = (("trace_id", "traceId", 16), ("span_id", "spanId", 8))
 
-    def __init__(self, as_json: Callable[[Any], dict[str, Any]], signal: Signal) -> None:
-        self._as_json = as_json
-        self._keys = signal.keys
-        self._buf = io.BytesIO()
-        self._buf.write(b'{"' + signal.keys[0].encode() + b'":[')
-        self._resources = 0
-        self._scopes = 0
-        self._spans = 0
 
-    def item(self, text: bytes, resource: Any, scope: Any) -> None:
-        """Write an item kept (its JSON `text`) of `scope` of `resource`."""
-        if self._scopes == 0 and self._spans == 0:
-            self._open(self._head(resource, "resource"), self._keys[1], self._resources)
-            self._resources += 1
-        if self._spans == 0:
-            self._open(self._head(scope, "scope"), self._keys[2], self._scopes)
-            self._scopes += 1
-        self._buf.write(b"," + text if self._spans else text)
-        self._spans += 1
+def _raw_span_problem(span: Any) -> str | None:
+    """Why a protobuf span is rejected (an id of the wrong length or all zeros, a malformed
+    parent or link id), else None: the rules `_check_ids` applies to OTLP/JSON."""
+    for field_name, key, size in _SPAN_IDS:
+        value = getattr(span, field_name)
+        if len(value) != size:
+            return f"{key} is not {size} bytes"
+        if not value.strip(b"\0"):
+            return f"{key} is all zeros"
+    parent = span.parent_span_id
+    if parent:
+        if len(parent) != 8:
+            return "parentSpanId is not 8 bytes"
+        if not parent.strip(b"\0"):
+            return "parentSpanId is all zeros"
+    for n, link in enumerate(span.links):
+        for field_name, key, size in _SPAN_IDS:
+            if len(getattr(link, field_name)) != size:
+                return f"links[{n}].{key} is not a {size}-byte id"
+    return None
 
-    def _head(self, part: Any, field: str) -> dict[str, Any]:
-        """A ResourceSpans' or ScopeSpans' (ResourceLogs', ScopeLogs') own keys (its resource
-        or scope, its schemaUrl)."""
-        head = {field: self._as_json(getattr(part, field))} if part.HasField(field) else {}
-        if part.schema_url:
-            head["schemaUrl"] = part.schema_url
-        return head
 
-    def _open(self, head: dict[str, Any], key: str, before: int) -> None:
-        text = jsontext.dumps(head).encode()
-        self._buf.write(b"," if before else b"")
-        self._buf.write(text[:-1] + (b"," if len(text) > 2 else b"") + b'"' + key.encode()
-                        + b'":[')
-
-    def end_scope(self) -> None:
-        if self._spans:
-            self._buf.write(b"]}")
-        self._spans = 0
-
-    def end_resource(self) -> None:
-        if self._scopes:
-            self._buf.write(b"]}")
-        self._scopes = 0
-
-    def line(self) -> bytes | None:
-        """The line (None when no item was kept)."""
-        if not self._resources:
-            return None
-        self._buf.write(b"]}\n")
-        return self._buf.getvalue()
+def _raw_record_problem(record: Any) -> str | None:
+    """Why a protobuf log record is rejected (a trace or span id, when it has one, of the
+    wrong length), else None."""
+    for field_name, key, size in _SPAN_IDS:
+        value = getattr(record, field_name)
+        if value and len(value) != size:
+            return f"{key} is not {size} bytes"
+    return None
 
 
 def _check_ids(span: Any, ids_from: str, signal: Signal = TRACES) -> str | None:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from transforms import db
 from transforms.contracts.schemas import TABLES
 from transforms.lake.files import duckdb_type, empty_select
+from transforms.warehouse import grading
 from transforms.warehouse.lookups import ModelTables, install, load
 from transforms.warehouse.sqlfiles import sql_files
 from transforms.warehouse.staging import (
@@ -31,11 +32,14 @@ from transforms.warehouse.staging import (
 
 
 def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
-            model_tables: ModelTables | None = None) -> duckdb.DuckDBPyConnection:
+            model_tables: ModelTables | None = None,
+            deciding_evaluations: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view of sql/ built over `tables` (lake table name ->
     its rows; a table not given is empty). `registry`: the tool registry's rows
     (transforms.lake.core.REGISTRY_SCHEMA, as `Registry.rows` gives them; none by default);
-    `model_tables`: the model alias and price tables (default the shipped ones)."""
+    `model_tables`: the model alias and price tables (default the shipped ones);
+    `deciding_evaluations`: the evaluations that decide a run made from a trace (default every
+    one)."""
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise ValueError(f"not lake tables: {', '.join(unknown)}")
@@ -56,6 +60,7 @@ def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
         install_registry(con, registry)
         install_flag_codes(con)
         install(con, model_tables or load())
+        grading.install(con, deciding_evaluations)
         for f in sql_files():
             run_sql(con, f)
             if f.parent.name == "intermediate":
