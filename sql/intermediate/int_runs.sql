@@ -10,7 +10,9 @@
 -- Grain: one row per run (or turn of a multi-turn session).
 create or replace view intermediate.int_runs as
 with lines as (
-    select * from intermediate.int_run_lines
+    select * from staging.stg_runs
+    union all by name
+    select * exclude (root_failed, root_span_id) from intermediate.int_trace_runs
 ),
 
 -- A run made from a trace: error when its root span failed, else its evaluations decide.

@@ -18,7 +18,7 @@ misses as (
 ),
 
 runs as (
-    select run_id, trace_id, day from staging.stg_runs
+    select run_id, trace_id, day from intermediate.int_run_lines
 ),
 
 named as (

@@ -95,7 +95,10 @@ def test_materialize_runs_the_landing_days(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"{DAY}: materialized" in done.stdout
-    # Only freshness may warn (the sample day is in the past); each failing check says why.
+    # Freshness warns (the sample day is in the past), and the day's crash (triage-agent's run
+    # made from its trace) fails no_regression, each failing check saying why; nothing else.
     failing = [ln.strip() for ln in done.stdout.splitlines() if ln.startswith("  ")]
-    assert all(ln.startswith("warn: latest_day_is_fresh: newest day ") for ln in failing), \
-        failing
+    assert len(failing) == 2, failing
+    assert failing[0].startswith("warn: latest_day_is_fresh: newest day "), failing
+    assert failing[1] == "warn: no_regression: nothing regressed; 0 pass-rate drops with " \
+        "q < 0.05; 1 crashed runs", failing
