@@ -12,7 +12,7 @@ being decoded; both in transforms.receiver.limits).
 Each request is checked in the order of the specification's status codes: path (404) and
 method (405), the bearer token when one is set (401), the media type (415: protobuf or JSON)
 and content encoding (415: gzip or none), the size before and after gzip (413), the body
-(400 when it does not decode). Its OTLP/JSON line then goes to the write queue, which one
+(400 when it does not decode). Its landing line then goes to the write queue, which one
 writer thread empties: it writes everything queued, fsyncs once (a group commit) and wakes the
 requests, which answer 200 with an ExportTraceServiceResponse (partial_success naming the
 rejected spans). When the queue holds more than `receiver_queue_mb` the request is answered 503
@@ -54,8 +54,8 @@ RETRY_AFTER_S = 1
 WRITE_TIMEOUT_S = 30.0
 DECODE_FACTOR = 8
 """What decoding takes per byte of a body (gunzipped), measured for an OTLP/JSON body (the
-parsed request); a protobuf body takes less (its spans are written one at a time, decode.py).
-bench/RESULTS.md has the figures."""
+parsed request); a protobuf body takes less (the parsed message and the base64 line it is
+kept as, decode.py). bench/RESULTS.md has the figures."""
 DRAIN_S = 5.0
 _BUSY_BODY = b'{"code":14,"message":"too many connections: retry after 1 s"}'
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json"
