@@ -660,3 +660,55 @@ def test_requests_that_wait_to_decode_do_not_hold_each_other_off(landing: Path) 
         assert codes == [200, 200, 200]
     finally:
         served.stop()
+
+
+@pytest.mark.slow
+def test_logs_are_received_as_traces_are(landing: Path) -> None:
+    """POST /v1/logs: the token, the status codes and the answer's partial_success (a record
+    with a malformed span id is left out), gzip, and the records written, protobuf kept as it
+    came and OTLP/JSON as OTLP/JSON, which an ingest reads into scores."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
+
+    served = Served(landing, {"RUNLAKE_RECEIVER_TOKEN": TOKEN})
+    logs = served.url.replace("/v1/traces", "/v1/logs")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    evaluation = [{"key": "gen_ai.evaluation.name", "value": {"stringValue": "judge"}},
+                  {"key": "gen_ai.evaluation.score.label", "value": {"stringValue": "fail"}}]
+    as_json = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"timeUnixNano": "1795725567000000000", "eventName": "gen_ai.evaluation.result",
+         "traceId": "ab" * 16, "spanId": "cd" * 8, "attributes": evaluation},
+        {"timeUnixNano": "1795725567000000000", "spanId": "zz"}]}]}]}).encode()
+    req = ExportLogsServiceRequest()
+    rec = req.resource_logs.add().scope_logs.add().log_records.add(
+        time_unix_nano=1795725567000000000, event_name="gen_ai.evaluation.result",
+        trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)))
+    rec.attributes.add(key="gen_ai.evaluation.name", value={"string_value": "tone"})
+    rec.attributes.add(key="gen_ai.evaluation.score.value", value={"double_value": 0.5})
+    try:
+        assert post(logs, as_json, otlp.JSON)[0] == 401
+        assert post(logs, b"\xff\xff", otlp.PROTOBUF, auth)[0] == 400
+        assert post(logs, as_json, "text/plain", auth)[0] == 415
+        code, text, _ = post(logs, gzip.compress(as_json), otlp.JSON,
+                             {**auth, "Content-Encoding": "gzip"})
+        assert code == 200
+        assert json.loads(text)["partialSuccess"]["rejectedLogRecords"] == "1"
+        code, text, _ = post(logs, req.SerializeToString(), otlp.PROTOBUF, auth)
+        assert code == 200
+        assert not ExportLogsServiceResponse.FromString(text).HasField("partial_success")
+    finally:
+        said = served.stop()
+    assert "2 log records written, 1 rejected" in said, said
+    closed, _ = landed(landing)
+    ingest(closed, landing.parent / "home")
+    con = warehouse.connect(landing.parent / "home")
+    try:
+        rows = con.execute("SELECT name, value, label, trace_id, span_id, source FROM scores "
+                           "ORDER BY name").fetchall()
+    finally:
+        con.close()
+    assert rows == [
+        ("judge", None, "fail", "ab" * 16, "cd" * 8, "log_record"),
+        ("tone", 0.5, None, bytes(range(1, 17)).hex(), bytes(range(1, 9)).hex(), "log_record")]
