@@ -1,7 +1,7 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields (a run made from a trace: error when its root span
 -- failed, else failed when any of its evaluations' verdicts is fail (of the evaluations
--- deciding_evaluations names, when it names some), with the first such
+-- deciding_evaluations names, when it names some), with the first such by name
 -- evaluation as outcome_explanation, passed when one is pass and none fail, else ungraded), with the model, token totals and runtime taken from
 -- the run's spans where the line has none (the model canonical, the exact names beside it,
 -- the run's cost in USD, where its price came from and the price period used), and how many
@@ -17,12 +17,13 @@ with lines as (
 
 -- A run made from a trace: error when its root span failed, else its evaluations decide.
 trace_roots as (
-    select run_id, root_failed from intermediate.int_trace_runs
+    select run_id, day, root_failed from intermediate.int_trace_runs
 ),
 
 verdicts as (
     select
         run_id,
+        run_day,
         count(*) filter (where verdict = 'pass') as n_pass,
         count(*) filter (where verdict = 'fail') as n_fail,
         min(printf('%s: %s', name, coalesce(explanation, label)))
@@ -34,12 +35,13 @@ verdicts as (
           not exists (select 1 from deciding_evaluations)
           or name in (select name from deciding_evaluations)
       )
-    group by run_id
+    group by run_id, run_day
 ),
 
 trace_outcomes as (
     select
         trace_roots.run_id,
+        trace_roots.day,
         case
             when trace_roots.root_failed then 'error'
             when verdicts.n_fail > 0 then 'failed'
@@ -48,7 +50,8 @@ trace_outcomes as (
         end as status,
         case when not trace_roots.root_failed then verdicts.failed_because end as explanation
     from trace_roots
-    left join verdicts on trace_roots.run_id = verdicts.run_id
+    left join verdicts
+        on trace_roots.run_id = verdicts.run_id and trace_roots.day = verdicts.run_day
 ),
 
 resolved as (
@@ -95,6 +98,9 @@ select
     coalesce(flag_counts.n_flags, 0) as n_flags,
     coalesce(flag_counts.n_error_flags, 0) as n_error_flags
 from lines
-inner join resolved on lines.run_id = resolved.run_id
+-- By run and day: two runs of one id on days further apart than a day (a trace whose agent spans
+-- a clock put days apart) stay two rows.
+inner join resolved on lines.run_id = resolved.run_id and lines.day = resolved.day
 left join flag_counts on lines.run_id = flag_counts.run_id
-left join trace_outcomes on lines.run_id = trace_outcomes.run_id
+left join trace_outcomes
+    on lines.run_id = trace_outcomes.run_id and lines.day = trace_outcomes.day

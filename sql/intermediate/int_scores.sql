@@ -1,4 +1,4 @@
--- Purpose: every score with the run it counts toward. A response line's outcome.scores belong to
+-- Purpose: every score with the run it counts toward (a log record delivered twice once). A response line's outcome.scores belong to
 -- its run. A span event's evaluation belongs to its span's run (int_span_runs). An OTLP log
 -- record's belongs to the run its run_id attribute names, else to the run of the span it names
 -- (trace_id and span_id, any copy of the span within a day of the record), else to the one run
@@ -7,8 +7,30 @@
 -- a day of the score (the score counts toward it); verdict is score_verdict(label).
 -- Grain: one row per score as read.
 create or replace view intermediate.int_scores as
-with scores as (
+with read_scores as (
     select * from staging.stg_scores
+),
+
+-- A log record delivered twice (an exporter retries what it does not know was written) is one
+-- score: the same evaluation of the same span, trace or response on the same day, the copy read
+-- last kept. Other scores are each their line's own.
+scores as (
+    select * exclude (copy_rank)
+    from (
+        select
+            *,
+            row_number() over (
+                partition by
+                    source, trace_id, span_id, response_id, run_id, name, value, label,
+                    explanation, day,
+                    case when source <> 'log_record' then source_file end,
+                    case when source <> 'log_record' then source_line end,
+                    case when source <> 'log_record' then score_index end
+                order by source_file desc, source_line desc, score_index desc
+            ) as copy_rank
+        from read_scores
+    )
+    where copy_rank = 1
 ),
 
 span_runs as (

@@ -74,10 +74,17 @@ top_spans as (
       )
 ),
 
+-- Ordered by start, then the longest, then span_id: a span without a start or an end comes last.
 candidates as (
-    select * from agent_spans
-    union all
-    select * from top_spans
+    select
+        *,
+        coalesce(start_time, timestamptz '9999-12-31 00:00:00') as start_key,
+        coalesce(duration_ms, -1.0) as length_key
+    from (
+        select * from agent_spans
+        union all
+        select * from top_spans
+    )
 ),
 
 roots as (
@@ -88,13 +95,13 @@ roots as (
         where earlier.trace_id = candidates.trace_id
           and within_reach(earlier.day, candidates.day)
           and (
-              earlier.start_time < candidates.start_time
+              earlier.start_key < candidates.start_key
               or (
-                  earlier.start_time = candidates.start_time
+                  earlier.start_key = candidates.start_key
                   and (
-                      earlier.duration_ms > candidates.duration_ms
+                      earlier.length_key > candidates.length_key
                       or (
-                          earlier.duration_ms = candidates.duration_ms
+                          earlier.length_key = candidates.length_key
                           and earlier.span_id < candidates.span_id
                       )
                   )
@@ -125,28 +132,51 @@ named as (
     inner join members on roots.trace_id = members.trace_id and roots.span_id = members.root_id
 ),
 
+-- Two roots that name one run within a day of each other (a retried run whose attempts both
+-- carry its run_id): the one that starts last is the run (of those starting together, the
+-- greatest trace id, then span_id); the other's spans count toward it through their run_id.
+latest as (
+    select named.*
+    from named
+    where not exists (
+        select 1 from named as later
+        where later.trace_run_id = named.trace_run_id
+          and within_reach(later.day, named.day)
+          and (
+              later.start_key > named.start_key
+              or (
+                  later.start_key = named.start_key
+                  and (
+                      later.trace_id > named.trace_id
+                      or (later.trace_id = named.trace_id and later.span_id > named.span_id)
+                  )
+              )
+          )
+    )
+),
+
 -- The roots a response line claims, wherever it lies in the lake (staging.stg_run_keys): by the
 -- trace, by the run's id, or by a run_id attribute of the trace's spans within a day of the root.
 claimed as (
-    select named.trace_id, named.span_id
-    from named
-    inner join keys on keys.trace_id = named.trace_id
+    select latest.trace_id, latest.span_id
+    from latest
+    inner join keys on keys.trace_id = latest.trace_id
     union
-    select named.trace_id, named.span_id
-    from named
-    inner join keys on keys.run_id = named.trace_run_id
+    select latest.trace_id, latest.span_id
+    from latest
+    inner join keys on keys.run_id = latest.trace_run_id
     union
-    select named.trace_id, named.span_id
-    from named
+    select latest.trace_id, latest.span_id
+    from latest
     inner join spans
-        on spans.trace_id = named.trace_id and within_reach(spans.day, named.day)
+        on spans.trace_id = latest.trace_id and within_reach(spans.day, latest.day)
     inner join keys on keys.run_id = spans.run_id
 ),
 
 unclaimed as (
-    select named.*
-    from named
-    left join claimed on named.trace_id = claimed.trace_id and named.span_id = claimed.span_id
+    select latest.*
+    from latest
+    left join claimed on latest.trace_id = claimed.trace_id and latest.span_id = claimed.span_id
     where claimed.span_id is null
 )
 
@@ -185,6 +215,6 @@ select
     'trace' as record_shape,
     source_file,
     source_line,
-    status_code = 'ERROR' as root_failed,
+    coalesce(status_code = 'ERROR', false) as root_failed,
     span_id as root_span_id
 from unclaimed

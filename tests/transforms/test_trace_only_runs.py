@@ -410,3 +410,51 @@ def test_a_damaged_protobuf_line_is_quarantined(lake: Callable[..., Any], tmp_pa
     assert "otlpProtobuf is not base64" in rows[0][2]
     assert "not an OTLP traces export request" in rows[1][2]
     assert "signal 'metrics' is not traces or logs" in rows[2][2]
+
+
+def test_a_log_record_out_of_the_calendar_keeps_its_score(lake: Callable[..., Any]) -> None:
+    """A record dated in the year 9999 (or not a time at all) is scored on its file's day,
+    flagged evaluation_malformed, and the lake stays readable by the next ingest."""
+    far = _evaluation("judge", "pass", traceId="b" * 32, spanId="a" * 16,
+                      timeUnixNano=str(253402214400 * 10**9))
+    odd = _evaluation("tone", value=3.0, timeUnixNano="soon")
+    assert lake([_otlp(logs=[far, odd])], "SELECT name, day FROM scores ORDER BY 1") == [
+        ("judge", date(2026, 10, 5)), ("tone", date(2026, 10, 5))]
+    flags = lake([_otlp([_agent("b" * 32)])], "SELECT code, detail FROM flags ORDER BY 2")
+    assert [c for c, _ in flags] == ["evaluation_malformed"] * 2
+    assert all("timeUnixNano" in detail for _, detail in flags)
+    assert lake([], "SELECT status FROM runs") == [("passed",)]
+
+
+def test_one_run_however_its_roots_and_records_repeat(lake: Callable[..., Any],
+                                                      tmp_path: Path) -> None:
+    """A retried run (two traces whose roots carry one run_id) is one run, its last attempt;
+    two agent spans without a start are one root; a log record delivered twice is one score;
+    the trace of a response line that a later line replaced is no run; a failed run whose root
+    has no status code says why."""
+    first, second, unstarted = "c" * 32, "d" * 32, "e" * 32
+    retry = _agent(second, "b" * 16, start_s=60, end_s=70, run_id="R1",
+                   events=[_event("judge", "pass")])
+    rows = lake([_otlp([_agent(first, run_id="R1", error="boom"), retry,
+                        {**_agent(unstarted), "startTimeUnixNano": None},
+                        {**_agent(unstarted, "b" * 16), "startTimeUnixNano": None}])],
+                "SELECT run_id, trace_id, status FROM runs ORDER BY 1")
+    assert rows == [("R1", second, "passed"), (unstarted, unstarted, "ungraded")]
+    t = "f" * 32
+    record = _evaluation("facts", "fail", traceId=t, spanId="a" * 16, timeUnixNano=str(T0))
+    root = _agent(t)
+    del root["status"]
+    lake([_otlp([root]), _otlp(logs=[record]), _otlp(logs=[record])], "SELECT 1")
+    assert lake([], f"SELECT status, outcome_explanation FROM runs WHERE trace_id = '{t}'") == [
+        ("failed", "facts: fail")]
+    assert lake([], f"SELECT count(*) FROM scores WHERE trace_id = '{t}'") == [(1,)]
+    # A response line replaced by a later one: its trace (a crash) is no run of its own.
+    old, new = "1" * 32, "2" * 32
+    path = tmp_path / "landing" / "2026-10-05" / "r.responses.jsonl"
+    path.write_text("".join(json.dumps({
+        "run_id": "R2", "agent": "triage", "trace_id": tid,
+        "started_at": "2026-10-05T00:00:00Z", "outcome": {"status": "passed"},
+        "response": {"final_response": "done"}}) + "\n" for tid in (old, new)))
+    ingest([path], tmp_path / "home")
+    assert lake([_otlp([_agent(old, error="crash")])],
+                f"SELECT count(*) FROM runs WHERE trace_id = '{old}'") == [(0,)]

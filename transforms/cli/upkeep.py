@@ -136,7 +136,8 @@ def doctor_cmd(
     settings = _settings()
     report = ingest(here, h, workers=settings.workers, tools=settings.tools,
                     model_aliases=settings.model_aliases, prices=settings.prices,
-                    retention_hours=settings.retention_hours) if here else None
+                    retention_hours=settings.retention_hours,
+                    deciding_evaluations=settings.deciding_evaluations) if here else None
     if report is None:
         warehouse.publish(h, settings.retention_hours)
     else:

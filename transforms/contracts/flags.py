@@ -103,15 +103,18 @@ _SPECS: tuple[FlagSpec, ...] = (
              "A multi-turn turn answered with final_response instead of message.",
              RESPONSE_CONTRACT),
     FlagSpec("score_malformed", "warning", "contract", "run",
-             "An entry of outcome.scores that cannot be read as a score: an empty name, a value "
-             "that is not a finite number (the entry is dropped), a label or explanation that "
-             "is not text (kept as JSON text), or over 1,000 entries (the rest are dropped). "
-             "The detail says which.", SCORES),
+             "An entry of outcome.scores that cannot be read as a score: an empty name or a "
+             "bare value that is not a finite number (the entry is dropped), an entry whose "
+             "value is not a finite number (kept, value null), a label or explanation that is "
+             "not text (kept as JSON text), a name over 200 characters (cut), or over 1,000 "
+             "entries (the rest are dropped). The detail says which.", SCORES),
     FlagSpec("evaluation_malformed", "warning", "contract", "span",
              "A gen_ai.evaluation.result span event or OTLP log record that cannot be read as "
              "a score: no gen_ai.evaluation.name (dropped), a score value that is not a finite "
-             "number (null), a label or explanation that is not text (kept as JSON text). The "
-             "detail says which.", SCORES),
+             "number (null), a label or explanation that is not text (kept as JSON text), a "
+             "name over 200 characters (cut), a log record's time that is not Unix "
+             "nanoseconds of a day from 0002-01-01 to 9998-12-31 (scored on its file's day). "
+             "The detail says which.", SCORES),
     FlagSpec("log_records_skipped", "info", "contract", "span",
              "OTLP log records that are not gen_ai.evaluation.result events: runlake reads "
              "evaluations from logs and counts the others here, one finding per line.",

@@ -113,10 +113,16 @@ def convert(src: Path, doc: Any, agent: str | None, model: str | None
                    if error else {})}
         spans.append(span)
     scored = _scores(doc, trace, spans)
+    raw = doc.get("scores", trace.get("scores"))
+    unplaced = (len(raw) if isinstance(raw, list) else 0) - scored
     notes = ["no run record in a Langfuse export: its observations land as spans (and LLM "
              "calls); the trace is a run of its own unless a response line names it"
              + (f", graded by its {scored} score{'s' if scored != 1 else ''}" if scored
                 else "")]
+    if unplaced:
+        notes.append(f"{unplaced} score{'s' if unplaced != 1 else ''} not imported: "
+                     + ("the trace has no observation to carry them" if not spans
+                        else "not an object"))
     return [{"spans": spans}], notes
 
 
@@ -126,13 +132,15 @@ def _scores(doc: dict[str, Any], trace: dict[str, Any], spans: list[dict[str, An
     value, the label (`stringValue`: a categorical or boolean score's text) and the comment
     as the explanation. The number of scores placed."""
     raw = doc.get("scores", trace.get("scores"))
-    by_id = {sp["context"]["span_id"]: sp for sp in spans}
+    by_id = {sp["context"]["span_id"]: sp for sp in spans
+             if isinstance(sp["context"]["span_id"], str)}
     top = next((sp for sp in spans if not sp.get("parent_id")), spans[0] if spans else None)
     placed = 0
     for sc in raw if isinstance(raw, list) else []:
         if not isinstance(sc, dict):
             continue
-        span = by_id.get(sc.get("observationId")) or top
+        observation = sc.get("observationId")
+        span = (by_id.get(observation) if isinstance(observation, str) else None) or top
         if span is None:
             break
         attrs = {"gen_ai.evaluation.name": sc.get("name")}

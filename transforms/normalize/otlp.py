@@ -27,7 +27,7 @@ its own takes the name of its nearest `invoke_agent` ancestor, found among the s
 line and of the file's earlier lines; else its resource's service.name, as for span JSONL.
 """
 
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from transforms.normalize import otlp_protobuf
@@ -44,7 +44,7 @@ from transforms.normalize.otlp_attributes import (
     nanos,
 )
 from transforms.normalize.scores import EVALUATION_EVENT, evaluation
-from transforms.normalize.spans import AGENT_KEYS, EPOCH, RUN_ID_KEYS, SpanNormalizer
+from transforms.normalize.spans import AGENT_KEYS, RUN_ID_KEYS, SpanNormalizer, ns_time
 from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -220,6 +220,20 @@ def inherit_agents(spans: list[Any], earlier: dict[tuple[str | None, str], str])
             earlier[key] = passed
 
 
+def _record_day(rec: dict[str, Any], where: str, problems: list[str]) -> date | None:
+    """The UTC day of a log record's time, else of its observed time (OTLP: either may be
+    unset, 0); a time that is not Unix nanoseconds of a day in range is a problem, and the
+    next one is tried."""
+    for key in ("timeUnixNano", "observedTimeUnixNano"):
+        value = nanos(rec.get(key))
+        if value in (None, 0):
+            continue
+        ts = ns_time(value, f"{where}: {key}", problems)
+        if ts is not None:
+            return ts.date()
+    return None
+
+
 class OtlpNormalizer:
     """Appends the rows of OTLP/JSON span lines of one source file to column buffers."""
 
@@ -236,9 +250,10 @@ class OtlpNormalizer:
                 return str(e)
         spans: list[Any] = []
         dropped: list[str] = []
-        if isinstance(obj.get("resourceLogs"), list) and not isinstance(
-                obj.get("resourceSpans"), list):
-            return self.logs(line, obj["resourceLogs"])
+        if isinstance(obj.get("resourceLogs"), list):
+            if not isinstance(obj.get("resourceSpans"), list):
+                return self.logs(line, obj["resourceLogs"])
+            self.logs(line, obj["resourceLogs"])  # a line of both: its logs, then its spans
         if isinstance(obj.get("resourceSpans"), list):
             for i, rs in enumerate(obj["resourceSpans"]):
                 where = f"resourceSpans[{i}]"
@@ -303,12 +318,7 @@ class OtlpNormalizer:
                         continue
                     trace_id = rec.get("traceId") if isinstance(rec.get("traceId"), str) else None
                     span_id = rec.get("spanId") if isinstance(rec.get("spanId"), str) else None
-                    when = nanos(rec.get("timeUnixNano"))
-                    if not isinstance(when, int) or when == 0:
-                        when = nanos(rec.get("observedTimeUnixNano"))
-                    day = norm.fallback_day
-                    if isinstance(when, int) and when > 0:
-                        day = (EPOCH + timedelta(microseconds=when // 1000)).date()
+                    day = _record_day(rec, where, problems) or norm.fallback_day
                     found = evaluation(attrs, where, problems)
                     if found is not None:
                         norm.days.add(day)

@@ -26,6 +26,8 @@ VALUE = "gen_ai.evaluation.score.value"
 LABEL = "gen_ai.evaluation.score.label"
 EXPLANATION = "gen_ai.evaluation.explanation"
 RESPONSE_ID = "gen_ai.response.id"
+NAME_LIMIT = 200
+"""Characters of a score's name kept (a longer one is cut, and flagged)."""
 EXPLANATION_LIMIT = 50_000
 """Characters of an explanation kept (as final_response)."""
 MAX_SCORES = 1_000
@@ -67,10 +69,17 @@ def _text(v: Any, what: str, problems: list[str], limit: int = EXPLANATION_LIMIT
     if isinstance(v, str):
         return v[:limit]
     if isinstance(v, bool | int | float):
-        return jsontext.dumps(v)
+        return jsontext.dumps(v)[:limit]
     text, _ = jsontext.text(v)
     problems.append(f"{what} is {describe(v)}, kept as JSON text")
     return text[:limit]
+
+
+def _name(name: str, where: str, problems: list[str]) -> str:
+    if len(name) <= NAME_LIMIT:
+        return name
+    problems.append(f"{where}: a name of {len(name):,} characters, cut at {NAME_LIMIT}")
+    return name[:NAME_LIMIT]
 
 
 def evaluation(attrs: dict[str, Any], where: str, problems: list[str]) -> Score | None:
@@ -81,6 +90,7 @@ def evaluation(attrs: dict[str, Any], where: str, problems: list[str]) -> Score 
         problems.append(f"{where} has no {NAME}" if name in (None, "") else
                         f"{where}: {NAME} is {describe(name)}")
         return None
+    name = _name(name, where, problems)
     value = _number(attrs.get(VALUE), f"{where} {name!r}: {VALUE}", problems)
     label = _text(attrs.get(LABEL), f"{where} {name!r}: {LABEL}", problems, 200)
     why = _text(attrs.get(EXPLANATION), f"{where} {name!r}: {EXPLANATION}", problems)
@@ -105,6 +115,7 @@ def outcome_scores(scores: Any, problems: list[str]) -> list[Score]:
         if not name:
             problems.append("outcome.scores has an entry with an empty name; dropped")
             continue
+        name = _name(name, "outcome.scores", problems)
         if isinstance(v, dict):
             value = _number(v.get("value"), f"{where}.value", problems)
             label = _text(v.get("label"), f"{where}.label", problems, 200)

@@ -189,8 +189,8 @@ class SpanNormalizer:
         broken = span.get("conventions_broken")
         bad = [str(b)[:200] for b in broken[:10]] if isinstance(broken, list) else []
         start_ns, end_ns = span.get("start_time"), span.get("end_time")
-        start = _ns_time(start_ns, "start_time", bad)
-        end = _ns_time(end_ns, "end_time", bad)
+        start = ns_time(start_ns, "start_time", bad)
+        end = ns_time(end_ns, "end_time", bad)
         if start is not None:
             day = start.date()
         self.days.add(day)
@@ -405,7 +405,7 @@ def _shown(v: Any) -> str:
     return text[:30]
 
 
-def _ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
+def ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
     if isinstance(v, int) and not isinstance(v, bool):
         what = f"{key} {str(v)[:40]}"
         try:

@@ -78,10 +78,12 @@ SUPERSEDED_CALLS = """
 are told from a winner of another trace in the same line. (A span the same line holds twice
 reads its LLM call from the later copy only: transforms.normalize.spans.)"""
 
-RUN_KEYS = "SELECT DISTINCT run_id, trace_id FROM staging.stg_runs"
-"""The run_id and trace_id of every response line that won: a trace any of them names, however
-far away, is no run of its own (sql/intermediate/int_trace_runs.sql). A derive computes it over
-the whole lake once (one narrow scan of the runs), and each window of days reads it."""
+RUN_KEYS = "SELECT DISTINCT run_id, trace_id FROM staging.stg_runs_lines"
+"""The run_id and trace_id of every response line read (those that lost to a later line with
+their run_id too: a retried run's first attempt is no run of its own either): a trace any of
+them names, however far away, is no run of its own (sql/intermediate/int_trace_runs.sql). A
+derive computes it over the whole lake once (one narrow scan of the runs), and each window of
+days reads it."""
 
 SPAN_TABLES = ("spans", "llm_calls")
 """Tables of span rows whose staging view leaves out the copies of a span that lost."""
