@@ -186,7 +186,9 @@ def test_times_come_from_the_sample_then_its_events_then_the_eval(tmp_path: Path
         ("2026-11-18T08:00:00.500000Z", "2026-11-18T08:00:09Z"),
         ("2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z")]
     assert [x["outcome"] for x in lines] == [
-        {"status": "failed", "score": 0.0, "explanation": "GRADE: I"}] * 3
+        {"status": "failed", "score": 0.0, "explanation": "GRADE: I",
+         "scores": {"model_graded_qa": {"label": "I", "value": 0.0,
+                                        "explanation": "GRADE: I"}}}] * 3
 
 
 def test_an_eval_set_folder_imports_in_one_command(tmp_path: Path) -> None:
