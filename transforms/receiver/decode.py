@@ -15,7 +15,6 @@ body that does not decode is a `DecodeError` (400).
 """
 
 import base64
-import binascii
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -88,31 +87,50 @@ def gunzipped_size(body: bytes) -> int:
 
 @dataclass(frozen=True)
 class Signal:
-    """What one OTLP export path carries: its request's keys in OTLP/JSON and protobuf, and
-    which of its items' ids are required."""
+    """What one OTLP export path carries: its messages, its request's keys in OTLP/JSON and
+    protobuf, and which of its items' ids are required."""
 
     path: str
-    request: str
-    """The request message's name (ExportTraceServiceRequest, ExportLogsServiceRequest)."""
+    module: str
+    """The protobuf module of its service's messages."""
+    name: str
+    """Its messages' stem: Export<name>ServiceRequest, Export<name>ServiceResponse,
+    Export<name>PartialSuccess."""
     keys: tuple[str, str, str]
     """The OTLP/JSON keys of the resource list, a resource's scope list, a scope's items."""
     fields: tuple[str, str, str]
     """The same as protobuf field names."""
     noun: str
     """An item, as answers name it (span, log record)."""
-    ids: tuple[tuple[str, int, bool], ...]
-    """(key, bytes, required) of the item's ids."""
+    ids: tuple[tuple[str, str, int, bool], ...]
+    """(OTLP/JSON key, protobuf field, bytes, required) of the item's ids."""
+    rejected: str
+    """The partial success's count of items rejected, as a protobuf field."""
+
+    @property
+    def request(self) -> str:
+        return f"Export{self.name}ServiceRequest"
+
+    def message(self, kind: str) -> Any:
+        """The protobuf class Export<name><kind> (ServiceRequest, ServiceResponse,
+        PartialSuccess), imported on first use."""
+        import importlib
+
+        return getattr(importlib.import_module(self.module), f"Export{self.name}{kind}")
 
 
-TRACES = Signal("/v1/traces", "ExportTraceServiceRequest",
-                ("resourceSpans", "scopeSpans", "spans"),
+_SPAN_IDS = (("traceId", "trace_id", 16, True), ("spanId", "span_id", 8, True))
+TRACES = Signal("/v1/traces", "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+                "Trace", ("resourceSpans", "scopeSpans", "spans"),
                 ("resource_spans", "scope_spans", "spans"), "span",
-                (("traceId", 16, True), ("spanId", 8, True), ("parentSpanId", 8, False)))
-LOGS = Signal("/v1/logs", "ExportLogsServiceRequest",
-              ("resourceLogs", "scopeLogs", "logRecords"),
+                (*_SPAN_IDS, ("parentSpanId", "parent_span_id", 8, False)), "rejected_spans")
+LOGS = Signal("/v1/logs", "opentelemetry.proto.collector.logs.v1.logs_service_pb2",
+              "Logs", ("resourceLogs", "scopeLogs", "logRecords"),
               ("resource_logs", "scope_logs", "log_records"), "log record",
-              (("traceId", 16, False), ("spanId", 8, False)))
-"""A log record's ids are optional: a record that names them belongs to that span."""
+              tuple((key, name, size, False) for key, name, size, _ in _SPAN_IDS),
+              "rejected_log_records")
+"""A log record's ids are optional: a record that names them belongs to that span; all zeros
+is a record outside any span."""
 SIGNALS = {s.path: s for s in (TRACES, LOGS)}
 
 
@@ -126,7 +144,6 @@ def decode(body: bytes, media_type: str, signal: Signal = TRACES) -> Decoded:
         request = jsontext.loads(body)
     except orjson.JSONDecodeError as e:
         raise DecodeError(f"the body is not JSON: {e}") from None
-    ids_from = "hex"
     top, middle, inner = signal.keys
     if not isinstance(request, dict):
         raise DecodeError(f"the body is not an {signal.request} (a JSON object)")
@@ -149,7 +166,7 @@ def decode(body: bytes, media_type: str, signal: Signal = TRACES) -> Decoded:
                                   f"list of {inner}")
             kept = []
             for k, item in enumerate(items):
-                problem = _check_ids(item, ids_from, signal)
+                problem = _check_ids(item, signal)
                 if problem is None:
                     kept.append(item)
                     continue
@@ -168,20 +185,6 @@ def decode(body: bytes, media_type: str, signal: Signal = TRACES) -> Decoded:
     return decoded
 
 
-def _request_class(signal: Signal) -> Any:
-    if signal is LOGS:
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-            ExportLogsServiceRequest,
-        )
-
-        return ExportLogsServiceRequest
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    return ExportTraceServiceRequest
-
-
 def _decode_protobuf(body: bytes, signal: Signal) -> Decoded:
     """A protobuf request kept as it came: its items' ids checked on the parsed message, those
     that fail left out (the request written again without them, a rare case), and the request
@@ -191,19 +194,18 @@ def _decode_protobuf(body: bytes, signal: Signal) -> Decoded:
     from google.protobuf.message import DecodeError as ProtobufDecodeError
 
     try:
-        message = _request_class(signal).FromString(body)
+        message = signal.message("ServiceRequest").FromString(body)
     except ProtobufDecodeError as e:
         raise DecodeError(f"the body is not an {signal.request}: {e}") from None
     top, middle, inner = signal.keys
     resources_field, scopes_field, items_field = signal.fields
     decoded = Decoded(None, 0, noun=signal.noun)
-    check = _raw_span_problem if signal is TRACES else _raw_record_problem
     rejected: list[tuple[Any, int]] = []
     for i, rs in enumerate(getattr(message, resources_field)):
         for j, ss in enumerate(getattr(rs, scopes_field)):
             items = getattr(ss, items_field)
             for k, item in enumerate(items):
-                problem = check(item)
+                problem = _raw_problem(item, signal)
                 if problem is None:
                     decoded.accepted += 1
                     continue
@@ -221,54 +223,37 @@ def _decode_protobuf(body: bytes, signal: Signal) -> Decoded:
     return decoded
 
 
-_SPAN_IDS = (("trace_id", "traceId", 16), ("span_id", "spanId", 8))
-
-
-def _raw_span_problem(span: Any) -> str | None:
-    """Why a protobuf span is rejected (an id of the wrong length or all zeros, a malformed
-    parent or link id), else None: the rules `_check_ids` applies to OTLP/JSON."""
-    for field_name, key, size in _SPAN_IDS:
-        value = getattr(span, field_name)
+def _raw_problem(item: Any, signal: Signal) -> str | None:
+    """Why a protobuf item is rejected, else None: the rules `_check_ids` applies to OTLP/JSON
+    (an id missing, of the wrong length or all zeros; a malformed link id), on its bytes."""
+    for key, field_name, size, required in signal.ids:
+        value = getattr(item, field_name)
+        if not value and not required:
+            continue
         if len(value) != size:
             return f"{key} is not {size} bytes"
-        if not value.strip(b"\0"):
+        if not value.strip(b"\0") and signal is not LOGS:  # a record's zeros: outside spans
             return f"{key} is all zeros"
-    parent = span.parent_span_id
-    if parent:
-        if len(parent) != 8:
-            return "parentSpanId is not 8 bytes"
-        if not parent.strip(b"\0"):
-            return "parentSpanId is all zeros"
-    for n, link in enumerate(span.links):
-        for field_name, key, size in _SPAN_IDS:
-            if len(getattr(link, field_name)) != size:
-                return f"links[{n}].{key} is not a {size}-byte id"
+    if signal is TRACES:
+        for n, link in enumerate(item.links):
+            for key, field_name, size, _ in _SPAN_IDS:
+                if len(getattr(link, field_name)) != size:
+                    return f"links[{n}].{key} is not a {size}-byte id"
     return None
 
 
-def _raw_record_problem(record: Any) -> str | None:
-    """Why a protobuf log record is rejected (a trace or span id, when it has one, of the
-    wrong length), else None."""
-    for field_name, key, size in _SPAN_IDS:
-        value = getattr(record, field_name)
-        if value and len(value) != size:
-            return f"{key} is not {size} bytes"
-    return None
-
-
-def _check_ids(span: Any, ids_from: str, signal: Signal = TRACES) -> str | None:
-    """Check an item's ids and write them as lowercase hex in place; the problem, else None."""
+def _check_ids(span: Any, signal: Signal) -> str | None:
+    """Check an OTLP/JSON item's ids and write them as lowercase hex in place; the problem,
+    else None."""
     if not isinstance(span, dict):
         return "not an object"
-    for key, size, required in signal.ids:
+    for key, _, size, required in signal.ids:
         value = span.get(key)
         if value in (None, "") and not required:
             continue
-        hexed = _hex(value, size, ids_from)
+        hexed = _hex(value, size)
         if hexed is None:
-            shown = jsontext.dumps(value)[:40]
-            return (f"{key} {shown} is not {size * 2} hex digits" if ids_from == "hex"
-                    else f"{key} is not {size} bytes")
+            return f"{key} {jsontext.dumps(value)[:40]} is not {size * 2} hex digits"
         if hexed.strip("0") == "":
             if signal is LOGS:  # a record outside any span: its ids unset
                 span.pop(key)
@@ -280,56 +265,34 @@ def _check_ids(span: Any, ids_from: str, signal: Signal = TRACES) -> str | None:
         for n, link in enumerate(links):
             if not isinstance(link, dict):
                 continue
-            for key, size in (("traceId", 16), ("spanId", 8)):
-                hexed = _hex(link.get(key), size, ids_from)
+            for key, _, size, _ in _SPAN_IDS:
+                hexed = _hex(link.get(key), size)
                 if hexed is None:
                     return f"links[{n}].{key} is not a {size}-byte id"
                 link[key] = hexed
     return None
 
 
-def _hex(value: Any, size: int, ids_from: str) -> str | None:
-    if not isinstance(value, str):
-        return None
-    if ids_from == "hex":
-        return value.lower() if _HEX[size].fullmatch(value) else None
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return raw.hex() if len(raw) == size else None
+def _hex(value: Any, size: int) -> str | None:
+    """An id of `size` bytes as lowercase hex, else None."""
+    return value.lower() if isinstance(value, str) and _HEX[size].fullmatch(value) else None
 
 
 def export_response(decoded: Decoded, media_type: str, signal: Signal = TRACES) -> bytes:
     """The 200 answer: an ExportTraceServiceResponse (ExportLogsServiceResponse), with
     `partial_success` when items were rejected (empty otherwise, as the specification asks)."""
-    rejected_key = "rejectedSpans" if signal is TRACES else "rejectedLogRecords"
     if media_type == JSON:
         if not decoded.rejected:
             return b"{}"
+        first, *rest = signal.rejected.split("_")  # OTLP/JSON's lowerCamelCase
+        rejected_key = first + "".join(w.title() for w in rest)
         return orjson.dumps({"partialSuccess": {rejected_key: str(decoded.rejected),
                                                 "errorMessage": decoded.error_message()}})
-    if signal is LOGS:
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-            ExportLogsPartialSuccess,
-            ExportLogsServiceResponse,
-        )
-
-        answer = ExportLogsServiceResponse()
-        if decoded.rejected:
-            answer.partial_success.CopyFrom(ExportLogsPartialSuccess(
-                rejected_log_records=decoded.rejected, error_message=decoded.error_message()))
-        return bytes(answer.SerializeToString())
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTracePartialSuccess,
-        ExportTraceServiceResponse,
-    )
-
-    response = ExportTraceServiceResponse()
+    answer = signal.message("ServiceResponse")()
     if decoded.rejected:
-        response.partial_success.CopyFrom(ExportTracePartialSuccess(
-            rejected_spans=decoded.rejected, error_message=decoded.error_message()))
-    return bytes(response.SerializeToString())
+        answer.partial_success.CopyFrom(signal.message("PartialSuccess")(
+            **{signal.rejected: decoded.rejected}, error_message=decoded.error_message()))
+    return bytes(answer.SerializeToString())
 
 
 def status(code: int, message: str, media_type: str) -> bytes:
