@@ -104,34 +104,32 @@ by_response as (
     having count(distinct span_runs.run_id) = 1
 ),
 
+-- Each score's run by the first way that finds one: its span line, its span, its trace, its
+-- response.
+found as (
+    select source_file, source_line, score_index, arg_min(run_id, way) as run_id
+    from (
+        select *, 1 as way from from_events
+        union all
+        select *, 2 as way from by_span
+        union all
+        select *, 3 as way from by_trace
+        union all
+        select *, 4 as way from by_response
+    )
+    group by source_file, source_line, score_index
+),
+
 linked as (
     select
         scores.*,
-        coalesce(
-            scores.run_id, from_events.run_id, by_span.run_id, by_trace.run_id,
-            by_response.run_id
-        ) as linked_run_id
+        coalesce(scores.run_id, found.run_id) as linked_run_id
     from scores
-    left join from_events
+    left join found
         on
-            scores.source_file = from_events.source_file
-            and scores.source_line = from_events.source_line
-            and scores.score_index = from_events.score_index
-    left join by_span
-        on
-            scores.source_file = by_span.source_file
-            and scores.source_line = by_span.source_line
-            and scores.score_index = by_span.score_index
-    left join by_trace
-        on
-            scores.source_file = by_trace.source_file
-            and scores.source_line = by_trace.source_line
-            and scores.score_index = by_trace.score_index
-    left join by_response
-        on
-            scores.source_file = by_response.source_file
-            and scores.source_line = by_response.source_line
-            and scores.score_index = by_response.score_index
+            scores.source_file = found.source_file
+            and scores.source_line = found.source_line
+            and scores.score_index = found.score_index
 )
 
 select
