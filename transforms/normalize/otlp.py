@@ -44,7 +44,13 @@ from transforms.normalize.otlp_attributes import (
     nanos,
 )
 from transforms.normalize.scores import EVALUATION_EVENT, evaluation
-from transforms.normalize.spans import AGENT_KEYS, RUN_ID_KEYS, SpanNormalizer, ns_time
+from transforms.normalize.spans import (
+    AGENT_KEYS,
+    RUN_ID_KEYS,
+    SpanNormalizer,
+    first_str,
+    ns_time,
+)
 from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "
@@ -316,16 +322,13 @@ class OtlpNormalizer:
                     if (rec.get("eventName") or attrs.get("event.name")) != EVALUATION_EVENT:
                         skipped += 1
                         continue
-                    trace_id = rec.get("traceId") if isinstance(rec.get("traceId"), str) else None
-                    span_id = rec.get("spanId") if isinstance(rec.get("spanId"), str) else None
                     day = _record_day(rec, where, problems) or norm.fallback_day
                     found = evaluation(attrs, where, problems)
                     if found is not None:
                         norm.days.add(day)
-                        run_id = next((attrs[k] for k in RUN_ID_KEYS
-                                       if isinstance(attrs.get(k), str) and attrs[k]), None)
-                        norm.score(found, run_id, day, "log_record",
-                                   trace_id or None, span_id or None, line)
+                        norm.score(found, first_str(attrs, RUN_ID_KEYS), day, "log_record",
+                                   first_str(rec, ("traceId",)), first_str(rec, ("spanId",)),
+                                   line)
         if seen == 0 and not problems:
             return "an OTLP logs export record without a log record"
         for p in problems[:10]:

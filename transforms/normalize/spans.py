@@ -81,7 +81,8 @@ NOT_A_SPAN = ("a JSON object that is neither a Span (with a context) nor a Creat
               "(with a spans list)")
 
 
-def _str(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+def first_str(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` whose value in `d` is a non-empty string."""
     for k in keys:
         v = d.get(k)
         if isinstance(v, str) and v:
@@ -179,7 +180,7 @@ class SpanNormalizer:
             return
         ctx = span.get("context")
         ctx = ctx if isinstance(ctx, dict) else {}
-        trace_id, span_id = _str(ctx, ("trace_id",)), _str(ctx, ("span_id",))
+        trace_id, span_id = first_str(ctx, ("trace_id",)), first_str(ctx, ("span_id",))
         if trace_id is None or span_id is None:
             self._flag("span_malformed", None, day, line,
                        f"span {index} of the line has no context.trace_id or context.span_id; "
@@ -202,12 +203,12 @@ class SpanNormalizer:
         resource = span.get("resource")
         res_attrs = resource.get("attributes") if isinstance(resource, dict) else None
         res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
-        service = _str(res_attrs, ("service.name",))
+        service = first_str(res_attrs, ("service.name",))
         # An OTLP span may inherit its agent from an invoke_agent ancestor (otlp.py).
         inherited = span.get("inherited_agent")
-        agent = (_str(attrs, AGENT_KEYS) or (inherited if isinstance(inherited, str) else None)
+        agent = (first_str(attrs, AGENT_KEYS) or (inherited if isinstance(inherited, str) else None)
                  or service)
-        run_id = _str(attrs, RUN_ID_KEYS)
+        run_id = first_str(attrs, RUN_ID_KEYS)
         raw_status = span.get("status")
         status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
         duration = None
@@ -231,15 +232,15 @@ class SpanNormalizer:
             self._flag("span_malformed", run_id, day, line,
                        f"span {span_id}: " + "; ".join(bad), span_id)
         self._spans.append((
-            trace_id, span_id, _str(span, ("parent_id",)), run_id, day, agent,
+            trace_id, span_id, first_str(span, ("parent_id",)), run_id, day, agent,
             span.get("name") if isinstance(span.get("name"), str) else None,
             _strip(span.get("kind"), "SpanKind."), start, end, duration,
             _strip(status.get("status_code"), "StatusCode."),
             status.get("description") if isinstance(status.get("description"), str) else None,
             service, attrs_text, res_text,
             len(events) if isinstance(events, list) else 0, lr is not None,
-            _str(attrs, ("gen_ai.operation.name",)), _str(attrs, ("gen_ai.tool.name",)),
-            _str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
+            first_str(attrs, ("gen_ai.operation.name",)), first_str(attrs, ("gen_ai.tool.name",)),
+            first_str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
         if lr is not None and not copied_later:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
         if isinstance(events, list) and events and not copied_later:
