@@ -110,16 +110,19 @@ roots as (
     )
 ),
 
--- What the root's trace says within a day of it.
+-- What the root's trace says within a day of it, and whether a run_id attribute of its spans
+-- names a response line's run.
 members as (
     select
         roots.trace_id,
         roots.span_id as root_id,
         min(spans.run_id) as run_id,
-        min(spans.test_case_id) as test_case_id
+        min(spans.test_case_id) as test_case_id,
+        count(keys.run_id) > 0 as named_by_line
     from roots
     inner join spans
         on roots.trace_id = spans.trace_id and within_reach(spans.day, roots.day)
+    left join keys on spans.run_id = keys.run_id
     group by roots.trace_id, roots.span_id
 ),
 
@@ -127,7 +130,8 @@ named as (
     select
         roots.*,
         coalesce(roots.run_id, members.run_id, roots.trace_id) as trace_run_id,
-        coalesce(roots.test_case_id, members.test_case_id) as trace_test_case_id
+        coalesce(roots.test_case_id, members.test_case_id) as trace_test_case_id,
+        members.named_by_line
     from roots
     inner join members on roots.trace_id = members.trace_id and roots.span_id = members.root_id
 ),
@@ -156,7 +160,8 @@ latest as (
 ),
 
 -- The roots a response line claims, wherever it lies in the lake (staging.stg_run_keys): by the
--- trace, by the run's id, or by a run_id attribute of the trace's spans within a day of the root.
+-- trace, by the run's id, or by a run_id attribute of the trace's spans within a day of the root
+-- (members).
 claimed as (
     select latest.trace_id, latest.span_id
     from latest
@@ -166,11 +171,7 @@ claimed as (
     from latest
     inner join keys on keys.run_id = latest.trace_run_id
     union
-    select latest.trace_id, latest.span_id
-    from latest
-    inner join spans
-        on spans.trace_id = latest.trace_id and within_reach(spans.day, latest.day)
-    inner join keys on keys.run_id = spans.run_id
+    select trace_id, span_id from latest where named_by_line
 ),
 
 unclaimed as (

@@ -458,3 +458,21 @@ def test_one_run_however_its_roots_and_records_repeat(lake: Callable[..., Any],
     ingest([path], tmp_path / "home")
     assert lake([_otlp([_agent(old, error="crash")])],
                 f"SELECT count(*) FROM runs WHERE trace_id = '{old}'") == [(0,)]
+
+
+def test_a_line_named_by_any_span_claims_the_trace(lake: Callable[..., Any],
+                                                   tmp_path: Path) -> None:
+    """A trace whose spans name two runs, one of them a response line's (not the least id): the
+    line claims the trace, which makes no run of its own."""
+    t = "9a" * 16
+    path = tmp_path / "landing" / "2026-10-05" / "r.responses.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"run_id": "zz-line", "agent": "triage",
+                                "started_at": "2026-10-05T00:00:00Z",
+                                "outcome": {"status": "passed"},
+                                "response": {"final_response": "done"}}) + "\n")
+    ingest([path], tmp_path / "home")
+    rows = lake([_otlp([_agent(t), _chat(t, "c" * 16, "a" * 16, run_id="zz-line"),
+                        _chat(t, "d" * 16, "a" * 16, run_id="aa-other")])],
+                "SELECT run_id, record_shape FROM runs ORDER BY 1")
+    assert rows == [("zz-line", "envelope")]
