@@ -26,11 +26,13 @@ from transforms.report.nightly import (
     check_specs=[day_check_spec(
         "no_regression", "nightly_report",
         description="Nothing got worse on the latest day against the 7 days before: ERROR when "
-                    "an agent and model crashed (error rate rose, one-sided z-test p < "
-                    f"{SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the day), "
-                    "lost pass rate (on the same test cases, Benjamini-Hochberg q < "
-                    f"{SIGNIFICANCE_LEVEL:g} over the night's pairs), or a regular test case "
-                    f"did not run; WARN when a pass-rate drop has q < {WARNING_LEVEL:g} only or "
+                    "an agent and model crashed (error rate rose, one-sided Fisher exact test "
+                    f"p < {SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the "
+                    "day), lost pass rate (on the same test cases, Benjamini-Hochberg q < "
+                    f"{SIGNIFICANCE_LEVEL:g} over the night's pairs) or a named score "
+                    "(Wilcoxon signed-rank, q < the same level over the night's scores), or a "
+                    "regular test case did not run; WARN when a pass-rate drop has q < "
+                    f"{WARNING_LEVEL:g} only or "
                     "a run crashed without a significant rise. ERROR fails the run.",
         blocking=True)],
 )
@@ -80,12 +82,16 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
             "crashed_runs": "\n".join(crashes) or "none",
             "missing": "\n".join(p.line() for p in by_reason["missing"]) or "none",
             "pass_rate": "\n".join(p.line() for p in by_reason["pass_rate"]) or "none",
+            "scores": "\n".join(p.line() for p in by_reason["scores"]) or "none",
+            "what_changed": "\n".join(f"{p.agent} / {p.model}: {p.changes_line()}"
+                                       for p in v.regressed if p.changes) or "none",
             "missing_test_cases": "\n".join(
                 f"{c['agent']} / {c['model']}: {c['test_case_id']} (last {c['last_seen_day']})"
                 for c in v.missing_cases[:50]) or "none",
             "n_crashed": len(by_reason["error_rate"]),
             "n_missing": len(by_reason["missing"]),
             "n_pass_rate": len(by_reason["pass_rate"]),
+            "n_scores": len(by_reason["scores"]),
             "n_missing_test_cases": len(v.missing_cases),
             "suggestive_drops": len(drops),
             # Levels as text: constants, not figures to plot.

@@ -2,8 +2,9 @@
 -- baseline_days days before on_day) against on_day (null: the latest day with runs; a null
 -- baseline_days: 7), read by compare_cases with on_day as the candidate side. passed = status
 -- 'passed'; failed = 'failed' or 'contract_violation'; error, skipped and ungraded runs take no
--- side. A case flipped when the baseline's last graded run and the latest day's last graded run
--- went different ways (direction pass_to_fail or fail_to_pass). is_flaky describes a case whose
+-- side. A case flipped when its outcome on the two sides differs (direction pass_to_fail or
+-- fail_to_pass): by its pass rates (passed at 0.5 or more) when it has more than one graded run
+-- on on_day (repeated trials), else by each side's last graded run (compare_cases). is_flaky describes a case whose
 -- outcome differs between runs of the baseline (or of the latest day); nothing is left out
 -- because of it.
 -- Grain: one row per agent, model (the run's), test_case_id with a graded run in the window.
@@ -41,6 +42,8 @@ select
     cases.direction,
     cases.baseline_last_status,
     cases.candidate_last_status as latest_last_status,
+    cases.baseline_outcome,
+    cases.candidate_outcome as latest_outcome,
     cases.candidate_run_id as latest_run_id,
     cases.baseline_run_id
 from compare_cases('window_sides') as cases

@@ -3,10 +3,13 @@
 -- agent, model (the group: either may be null for all of them), side ('baseline' or
 -- 'candidate'; null takes no side), test_case_id, status and started_at. passed = status
 -- 'passed'; failed = 'failed' or 'contract_violation'; error, skipped and ungraded runs take no
--- side. A case flipped when the baseline's last graded run and the candidate's last graded run
--- went different ways (direction pass_to_fail or fail_to_pass). is_flaky: the outcome differs
--- between the runs of one side. The one reading of "a case's outcomes" that case_outcomes (the
--- nightly window), compare_groups and `runlake compare` share.
+-- side. A case with more than one graded run on the candidate side (repeated trials) is judged
+-- by its pass rates: it passed on a side whose rate is at least 0.5 (baseline_outcome,
+-- candidate_outcome), so a case that passes 2 of 3 trials on both sides does not flip whichever
+-- trial ran last. A case with one graded candidate run is judged by each side's last graded run.
+-- A case flipped when its two outcomes differ (direction pass_to_fail or fail_to_pass). is_flaky:
+-- the outcome differs between the runs of one side. The one reading of "a case's outcomes" that
+-- case_outcomes (the nightly window), compare_groups and `runlake compare` share.
 -- Grain: one row per agent, model, test_case_id with a graded run on a side.
 create or replace macro compare_cases(selection) as table
 with graded as (
@@ -57,7 +60,18 @@ classified as (
             when candidate_passes > 0 and candidate_fails > 0 then 'mixed'
             when candidate_passes > 0 then 'passed'
             when candidate_fails > 0 then 'failed'
-        end as candidate_status
+        end as candidate_status,
+        case
+            when baseline_passes + baseline_fails = 0 then null
+            when candidate_passes + candidate_fails > 1
+                then baseline_passes >= 0.5 * (baseline_passes + baseline_fails)
+            else baseline_last_passed
+        end as baseline_passed,
+        case
+            when candidate_passes + candidate_fails > 1
+                then candidate_passes >= 0.5 * (candidate_passes + candidate_fails)
+            else candidate_last_passed
+        end as candidate_passed
     from counts
 )
 
@@ -73,9 +87,17 @@ select
     candidate_status,
     coalesce(baseline_status = 'mixed' or candidate_status = 'mixed', false) as is_flaky,
     case
-        when baseline_last_passed and not candidate_last_passed then 'pass_to_fail'
-        when not baseline_last_passed and candidate_last_passed then 'fail_to_pass'
+        when baseline_passed and not candidate_passed then 'pass_to_fail'
+        when not baseline_passed and candidate_passed then 'fail_to_pass'
     end as direction,
+    case
+        when baseline_passed then 'passed'
+        when not baseline_passed then 'failed'
+    end as baseline_outcome,
+    case
+        when candidate_passed then 'passed'
+        when not candidate_passed then 'failed'
+    end as candidate_outcome,
     case
         when baseline_last_passed then 'passed'
         when not baseline_last_passed then 'failed'

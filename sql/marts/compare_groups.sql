@@ -9,14 +9,16 @@
 -- cases graded on both sides; rise_p_value the other side), else, when no case has both sides or
 -- nothing varies, the one-sided two-proportion z-test. q_value and rise_q_value are those
 -- p-values adjusted by Benjamini–Hochberg over every group of the selection. p_value: the
--- two-sided unstratified z-test, for reference; paired_p_value: exact McNemar on the cases' last
--- runs. mde: the smallest drop the comparison could detect (min_detectable_drop). The error rate
--- (status error over all runs) with a one-sided z-test that it rose; a group with baseline runs
--- and no candidate run is missing. regressed: a pass-rate drop with q_value below
--- significance_level(), an error regression or a missing group; reasons lists which
--- (pass_rate, error_rate, missing). verdict: regressed; else insufficient_evidence (no graded
--- candidate run, or mde null or over 0.5); else improved (rise_q_value below the level and a
--- higher rate); else no_change.
+-- two-sided unstratified z-test, for reference; paired_p_value: exact McNemar on the cases'
+-- outcomes (compare_cases). mde: the smallest drop the comparison could detect
+-- (min_detectable_drop). The error rate (status error over all runs) with the one-sided Fisher
+-- exact test that it rose (error_p_value; one crash after none in n0 runs gives n1 / (n0 + n1),
+-- never significant alone); a group with baseline runs and no candidate run is missing; the
+-- named scores that regressed (compare_scores' verdict; regressed_scores). regressed: a
+-- pass-rate drop with q_value below significance_level(), an error regression, a missing group
+-- or a regressed score; reasons lists which (pass_rate, error_rate, missing, scores). verdict:
+-- regressed; else insufficient_evidence (no graded candidate run, or mde null or over 0.5); else
+-- improved (rise_q_value below the level and a higher rate); else no_change.
 -- Grain: one row per agent and model of the selection.
 create or replace macro compare_groups(selection) as table
 with runs_ as (
@@ -95,6 +97,16 @@ strata as (
     group by agent, model
 ),
 
+score_changes as (
+    select
+        agent,
+        model,
+        list(score_name order by score_name) filter (where verdict = 'regressed')
+            as regressed_scores
+    from compare_scores(selection)
+    group by agent, model
+),
+
 tested as (
     select
         sides.*,
@@ -109,7 +121,7 @@ tested as (
             as error_rate_baseline,
         case when candidate_n_runs > 0 then candidate_n_errors / candidate_n_runs end
             as error_rate_candidate,
-        two_proportion_p_greater(
+        fisher_exact_greater(
             baseline_n_errors, baseline_n_runs, candidate_n_errors, candidate_n_runs
         ) as error_p_value,
         coalesce(strata.n_strata, 0) as n_strata,
@@ -126,12 +138,17 @@ tested as (
             when strata.cmh_variance > 0
                 then normal_cdf(0 - strata.cmh_deviation / sqrt(strata.cmh_variance))
         end as cmh_rise_p_value,
-        min_detectable_drop(baseline_n_passed, baseline_n_graded, candidate_n_graded) as mde
+        min_detectable_drop(baseline_n_passed, baseline_n_graded, candidate_n_graded) as mde,
+        coalesce(score_changes.regressed_scores, []::varchar[]) as regressed_scores
     from sides
     left join strata
         on
             sides.agent is not distinct from strata.agent
             and sides.model is not distinct from strata.model
+    left join score_changes
+        on
+            sides.agent is not distinct from score_changes.agent
+            and sides.model is not distinct from score_changes.model
 ),
 
 chosen as (
@@ -204,7 +221,8 @@ judged as (
             and adjusted.error_rate_candidate > adjusted.error_rate_baseline,
             false
         ) as is_error_regression,
-        adjusted.baseline_n_runs > 0 and adjusted.candidate_n_runs = 0 as is_missing
+        adjusted.baseline_n_runs > 0 and adjusted.candidate_n_runs = 0 as is_missing,
+        len(adjusted.regressed_scores) > 0 as is_score_regression
     from adjusted
 )
 
@@ -246,7 +264,9 @@ select
     is_improvement,
     is_error_regression,
     is_missing,
-    is_regression or is_error_regression or is_missing as regressed,
+    is_score_regression,
+    regressed_scores,
+    is_regression or is_error_regression or is_missing or is_score_regression as regressed,
     baseline_tokens_per_run,
     candidate_tokens_per_run,
     pct_change(candidate_tokens_per_run, baseline_tokens_per_run)
@@ -268,7 +288,8 @@ select
     case when candidate_n_runs > 0 then candidate_n_violating / candidate_n_runs end
         as candidate_contract_violation_rate,
     case
-        when is_regression or is_error_regression or is_missing then 'regressed'
+        when is_regression or is_error_regression or is_missing or is_score_regression
+            then 'regressed'
         when candidate_n_graded = 0 or mde is null or mde > 0.5 then 'insufficient_evidence'
         when is_improvement then 'improved'
         else 'no_change'
@@ -277,7 +298,8 @@ select
         [
             case when is_regression then 'pass_rate' end,
             case when is_error_regression then 'error_rate' end,
-            case when is_missing then 'missing' end
+            case when is_missing then 'missing' end,
+            case when is_score_regression then 'scores' end
         ],
         lambda reason: reason is not null
     ) as reasons

@@ -104,6 +104,8 @@ select
     groups.error_p_value,
     groups.is_error_regression,
     groups.is_missing,
+    groups.is_score_regression,
+    groups.regressed_scores,
     groups.regressed,
     groups.baseline_cost_usd_per_run,
     groups.candidate_cost_usd_per_run as latest_cost_usd_per_run,

@@ -1,7 +1,10 @@
 -- Purpose: test cases that flipped between the baseline and on_day (arguments as for
--- case_outcomes): the baseline's last graded run of the case passed and on_day's last graded run
--- failed (pass_to_fail), or the reverse (fail_to_pass). Every case counts, however its outcome
--- varied within the baseline: baseline_passes and baseline_fails say how steady it was.
+-- case_outcomes): the case passed in the baseline and failed on on_day (pass_to_fail), or the
+-- reverse (fail_to_pass). A case with more than one graded run on on_day (repeated trials) is
+-- judged on each side by its pass rate (passed at 0.5 or more), so a case passing 2 of 3 trials
+-- on both sides never flips; a case with one graded run on on_day by each side's last graded
+-- run. baseline_status and latest_status are those outcomes; baseline_passes, baseline_fails,
+-- latest_passes and latest_fails say how steady the case was.
 -- Grain: one row per agent, model, test_case_id that flipped.
 create or replace macro test_case_flips(on_day, baseline_days) as table
 select
@@ -9,8 +12,8 @@ select
     model,
     test_case_id,
     direction,
-    baseline_last_status as baseline_status,
-    latest_last_status as latest_status,
+    baseline_outcome as baseline_status,
+    latest_outcome as latest_status,
     latest_day,
     baseline_start,
     baseline_end,

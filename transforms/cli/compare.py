@@ -41,6 +41,9 @@ def compare_cmd(
                                                   "when set].")] = None,
     html: Annotated[Path | None, typer.Option(help="Write an HTML comparison page here.")
                     ] = None,
+    fail_on_crash: Annotated[bool, typer.Option(
+        "--fail-on-crash", help="Exit with code 3 when any candidate run crashed (status "
+        "error), significant or not.")] = False,
     home: HomeOpt = None,
 ) -> None:
     """Compare a candidate's runs with a baseline's on the same test cases (CMH test,
@@ -77,6 +80,8 @@ def compare_cmd(
             + (f", by {', '.join(result.by)}" if result.by else ""))
         for g in result.groups:
             say(f"  {g.line()}")
+            if g.regressed and g.changes_line() is not None:
+                say(f"    {g.changes_line()}")
         for label, rs in result.one_sided_by_group().items():
             shown = ", ".join(f"{r['test_case_id'] or '(no test case)'} ({r['side']}, "
                               f"{r['n_runs']} run{'' if r['n_runs'] == 1 else 's'})"
@@ -96,4 +101,9 @@ def compare_cmd(
         write_compare(result, html, datetime.now(UTC))
         err.print(f"html: {_printable(str(html.resolve()))}", highlight=False, markup=False)
     if result.any_regressed:
+        raise typer.Exit(EXIT_REGRESSED)
+    crashed = sum(int(g.row["candidate_n_errors"] or 0) for g in result.groups)
+    if fail_on_crash and crashed:
+        err.print(f"failing: {crashed} candidate run{'' if crashed == 1 else 's'} crashed "
+                  "(--fail-on-crash)", highlight=False, markup=False)
         raise typer.Exit(EXIT_REGRESSED)

@@ -26,8 +26,13 @@ def report_cmd(
     baseline_days: Annotated[int, typer.Option(help="Days before --day to compare "
                                                "with.")] = 7,
     fail_on_regression: Annotated[bool, typer.Option(
-        "--fail-on-regression", help="Exit with code 3 when an agent and model crashed, went "
-        "missing or lost pass rate, or a regular test case is missing (for CI gates).")] = False,
+        "--fail-on-regression", help="Exit with code 3 when an agent and model crashed "
+        "significantly, went missing, lost pass rate or a score, or a regular test case is "
+        "missing (for CI gates).")] = False,
+    fail_on_crash: Annotated[bool, typer.Option(
+        "--fail-on-crash", help="Exit with code 3 when any run of the day crashed (status "
+        "error), significant or not: the stricter gate for teams that want no crash at "
+        "all.")] = False,
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here (a testsuite per "
                                                "agent and model).")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here "
@@ -62,6 +67,8 @@ def report_cmd(
     say(f"{v.latest_day}: {counted(summary.n_runs_latest, 'run')} against {v.baseline_span()}")
     for r in v.regressed:
         say(f"  REGRESSION {r.line()}")
+        if r.changes_line() is not None:
+            say(f"    {r.changes_line()}")
     for line in v.crashed_lines():
         say(f"  CRASHED {line}")
     for (agent, model), cases in v.missing_by_pair().items():
@@ -72,7 +79,8 @@ def report_cmd(
     for p in v.insufficient:
         say(f"  NOT ENOUGH EVIDENCE {p.evidence_line()}")
     if v.all_clear:
-        say("  no regression: no pair crashed significantly, went missing or lost pass rate")
+        say("  no regression: no pair crashed significantly, went missing, lost pass rate or "
+            "a score")
     say(f"  {summary.cases_line()}")
     if summary.future_line() is not None:
         err.print(f"warning: {_printable(summary.future_line() or '')}", highlight=False,
@@ -93,5 +101,10 @@ def report_cmd(
         err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
     ci.annotate(*report_ci.annotations(v), title="runlake report")
     if fail_on_regression and not v.all_clear:
+        raise typer.Exit(EXIT_REGRESSED)
+    if fail_on_crash and v.crashed_runs:
+        n = len(v.crashed_runs)
+        err.print(f"failing: {n} run{'' if n == 1 else 's'} crashed on {v.latest_day} "
+                  "(--fail-on-crash)", highlight=False, markup=False)
         raise typer.Exit(EXIT_REGRESSED)
 

@@ -6,9 +6,11 @@ warehouse's own table macros, the ones `v_regressions` uses: `compare_selection`
 run's side (a test case run on one side only within its group takes no side), `compare_groups`
 (through `compare_runs`) tests each group (the stratified CMH test, Benjamini–Hochberg q-values
 across the groups, mde, the error rate, the verdict), `compare_cases` gives the flipped cases,
-`compare_pass_at_k` pass@k and pass^k where cases repeat and `compare_one_sided` the cases left
-out. The queries run on a sandboxed connection (transforms.db.sandbox), as `runlake sql`'s do;
-the predicates are written into them only after the check, and the rest is bound parameters.
+`compare_pass_at_k` pass@k and pass^k where cases repeat, `compare_scores` each named score's
+change on the same cases, `compare_what_changed` what changed between the sides' runs of a case,
+and `compare_one_sided` the cases left out. The queries run on a sandboxed connection
+(transforms.db.sandbox), as `runlake sql`'s do; the predicates are written into them only
+after the check, and the rest is bound parameters.
 """
 
 from dataclasses import dataclass, field
@@ -19,7 +21,14 @@ import duckdb
 from transforms.compare.predicate import check
 from transforms.errors import InputError
 from transforms.report.fmt import pct
-from transforms.report.nightly import REASON_WORDS, VerdictRow, _jsonable, _p, rows
+from transforms.report.nightly import (
+    CHANGE_ORDER,
+    REASON_WORDS,
+    VerdictRow,
+    _jsonable,
+    _p,
+    rows,
+)
 from transforms.report.queries import RunDetail, _runs
 
 BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
@@ -62,6 +71,9 @@ class Group(VerdictRow):
         if self.pass_at_k:
             out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
                                  if k not in ("agent", "model")} for r in self.pass_at_k]
+        out["reasons"] = self.reasons
+        out["scores"] = self.json_scores()
+        out["what_changed"] = self.json_changes()
         return out
 
     def line(self) -> str:
@@ -99,6 +111,9 @@ class Group(VerdictRow):
                          f"{pct(k['candidate_pass_at_k'])}, pass^{k['k']} "
                          f"{pct(k['baseline_pass_hat_k'])} -> "
                          f"{pct(k['candidate_pass_hat_k'])}")
+        if "scores" in self.reasons:
+            parts.append("scores fell: " + ", ".join(self.score_text(s)
+                                                     for s in self.regressed_scores))
         why = f" ({', '.join(REASON_WORDS[x] for x in self.reasons)})" if self.reasons else ""
         return f"{self.verdict.upper()}{why} {self.label}: " + "; ".join(parts)
 
@@ -195,8 +210,19 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
     for r in rows(con, head + "SELECT * FROM compare_pass_at_k('compared_runs') "
                   "ORDER BY agent, model, k", flags):
         by_key.setdefault((r["agent"], r["model"]), []).append(r)
+    scores: dict[tuple[Any, ...], list[Row]] = {}
+    for r in rows(con, head + "SELECT * FROM compare_scores('compared_runs') ORDER BY agent, "
+                  "model, q_value NULLS LAST, score_name", flags):
+        scores.setdefault((r["agent"], r["model"]), []).append(r)
+    changes: dict[tuple[Any, ...], list[Row]] = {}
+    for r in rows(con, head + "SELECT * FROM compare_what_changed('compared_runs') ORDER BY "
+                  "agent, model, " + CHANGE_ORDER, flags):
+        changes.setdefault((r["agent"], r["model"]), []).append(r)
     for g in groups:
-        g.pass_at_k = by_key.get((g.row["agent"], g.row["model"]), [])
+        key = (g.row["agent"], g.row["model"])
+        g.pass_at_k = by_key.get(key, [])
+        g.scores = scores.get(key, [])
+        g.changes = changes.get(key, [])
     one_sided = rows(con, head + "SELECT * FROM compare_one_sided('compared_runs') ORDER BY "
                      "agent NULLS FIRST, model NULLS FIRST, side, test_case_id NULLS LAST", flags)
     flips = rows(con, head + "SELECT * FROM compare_cases('compared_runs') WHERE direction IS "

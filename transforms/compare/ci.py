@@ -24,6 +24,8 @@ def suites(c: Comparison) -> list[Suite]:
         checks = [rate,
                   Check("error rate", FAILURE, line) if "error_rate" in g.reasons
                   else Check("error rate", PASSED),
+                  Check("scores", FAILURE, line) if "scores" in g.reasons
+                  else Check("scores", PASSED),
                   Check("missing", FAILURE, line) if "missing" in g.reasons
                   else Check("missing", SKIPPED if missing else PASSED,
                              f"{len(missing)} test case{'' if len(missing) == 1 else 's'} "
@@ -54,7 +56,9 @@ def markdown(c: Comparison) -> str:
             f"{pct(r['mde'])} | {r['n_pass_to_fail']} / {r['n_fail_to_pass']} | "
             f"{_usd(r['baseline_cost_usd_per_run'])} → {_usd(r['candidate_cost_usd_per_run'])} |")
     if c.regressed:
-        lines += [""] + [f"- {md(g.line(), 2000)}" for g in c.regressed]
+        lines += [""] + [f"- {md(g.line(), 2000)}"
+                         + (f"; {md(g.changes_line() or '', 2000)}" if g.changes else "")
+                         for g in c.regressed]
     if c.one_sided:
         lines += ["", "On one side only (not counted): " + "; ".join(
             f"{md(label)}: " + ", ".join(
@@ -65,7 +69,7 @@ def markdown(c: Comparison) -> str:
 
 
 def annotations(c: Comparison) -> tuple[list[str], list[str]]:
-    errors = [g.line() for g in c.regressed]
+    errors = [g.line() + (f"; {g.changes_line()}" if g.changes else "") for g in c.regressed]
     warnings = [g.line() for g in c.groups if g.verdict == "insufficient_evidence"]
     n = sum(r["n_runs"] for r in c.one_sided)
     if n:

@@ -29,7 +29,13 @@ def suites(v: Verdict) -> list[Suite]:
                   Check("error rate", FAILURE, f"REGRESSION {line}") if "error_rate" in p.reasons
                   else Check("error rate", PASSED),
                   Check("missing", FAILURE, f"REGRESSION {line}") if "missing" in p.reasons
-                  else Check("missing", PASSED)]
+                  else Check("missing", PASSED),
+                  Check("scores", FAILURE, f"REGRESSION {line}") if "scores" in p.reasons
+                  else Check("scores", PASSED)]
+        if p.regressed and p.changes_line() is not None:
+            for c in checks:
+                if c.outcome == FAILURE:
+                    c.detail = f"{c.message}\n{p.changes_line()}"
         for c in missing.get((p.agent, p.model), []):
             checks.append(Check(f"missing test case {c['test_case_id']}", FAILURE,
                                 f"MISSING {name}: test case {c['test_case_id']} not run on "
@@ -47,7 +53,8 @@ def markdown(summary: ReportSummary) -> str:
 def annotations(v: Verdict) -> tuple[list[str], list[str]]:
     """(errors, warnings): each regression and each pair's missing test cases, then the
     pairs without enough evidence, the drops worth a warning and the crashed runs."""
-    errors = [f"REGRESSION {r.line()}" for r in v.regressed]
+    errors = [f"REGRESSION {r.line()}" + (f"; {r.changes_line()}" if r.changes else "")
+              for r in v.regressed]
     for (agent, model), cases in v.missing_by_pair().items():
         errors.append(f"MISSING {agent} / {model}: {len(cases)} test case"
                       f"{'' if len(cases) == 1 else 's'} not run ("

@@ -8,7 +8,12 @@ never disagree. A pair regressed for one or more reasons:
 - `error_rate`: its share of runs with status `error` rose significantly (crashed);
 - `missing`: it ran in the baseline and not at all on the day;
 - `pass_rate`: its pass rate over graded runs fell, on the same test cases, with a
-  Benjamini–Hochberg q-value below the significance level.
+  Benjamini–Hochberg q-value below the significance level;
+- `scores`: a named score fell on the same test cases (the Wilcoxon signed-rank test of
+  `score_regressions(day, n)`, its q-value below the significance level).
+
+Each pair also carries its scores' rows and what changed between its runs
+(`what_changed(day, n)`), which the page and every summary put under a regressed pair.
 
 Test cases that ran regularly in the baseline and not on the day are listed apart, and so is
 every run that crashed on the day, significant or not. A pair whose night could not show a
@@ -35,17 +40,25 @@ SIGNIFICANCE_LEVEL = constant("significance_level")
 WARNING_LEVEL = constant("warning_level")
 """The two p-value levels, as sql/macros sets them (the views use the macros themselves)."""
 
-REASONS = ("error_rate", "missing", "pass_rate")
+REASONS = ("error_rate", "missing", "pass_rate", "scores")
 """In the order the first screen shows them: a pair that crashed or did not run is worse news
 than one that runs and fails more often."""
 
-REASON_WORDS = {"error_rate": "crashed", "missing": "missing", "pass_rate": "pass rate"}
+REASON_WORDS = {"error_rate": "crashed", "missing": "missing", "pass_rate": "pass rate",
+                "scores": "scores"}
+
+MOST_CHANGES = 3
+"""What-changed rows a summary line names under a pair (the page shows more)."""
 
 EXIT_REGRESSED = 3
 """`runlake report --fail-on-regression` exits with this code when anything regressed (1 is
 an error of runlake itself, 2 a bad argument or input)."""
 
 WEBHOOK_TIMEOUT_S = 10.0
+
+CHANGE_ORDER = ("n_pass_to_fail DESC, n_flipped_cases DESC, n_cases DESC, field, "
+                "before NULLS FIRST, after NULLS FIRST")
+"""The order of what_changed rows: the change most failing cases show first."""
 
 
 class NotifyError(RunlakeError):
@@ -66,6 +79,51 @@ class VerdictRow:
     `runlake compare` (a compare.Group) both read it."""
 
     row: dict[str, Any]
+    scores: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
+    """The group's compare_scores rows (candidate_mean the latest side's mean)."""
+    changes: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
+    """The group's compare_what_changed rows, the ones most of its pass -> fail cases show
+    first."""
+
+    @property
+    def regressed_scores(self) -> list[dict[str, Any]]:
+        return [s for s in self.scores if s["verdict"] == "regressed"]
+
+    def score_text(self, s: dict[str, Any]) -> str:
+        """One score's change in plain words: `helpfulness 0.72 -> 0.66 on 40 cases
+        (Wilcoxon p = 0.0001, q = 0.0003)`."""
+        n = s["n_cases"]
+        return (f"{s['score_name']} {score_mean(s['baseline_mean'])} -> "
+                f"{score_mean(s['candidate_mean'])} on {n} case{'' if n == 1 else 's'} (Wilcoxon "
+                f"p = {_p(s['p_value'])}, q = {_p(s['q_value'])})")
+
+    def change_text(self, c: dict[str, Any]) -> str:
+        """One change in plain words: `system_prompt_id sp-17 -> sp-18 in 8 of 8 failing
+        cases, 40 cases` (failing: the group's pass -> fail cases)."""
+        failing = int(self.row.get("n_pass_to_fail") or 0)
+        n = c["n_cases"]
+        where = (f"in {c['n_pass_to_fail']} of {failing} failing case"
+                 f"{'' if failing == 1 else 's'}, {n} case{'' if n == 1 else 's'}" if failing
+                 else f"in {n} case{'' if n == 1 else 's'}")
+        return f"{c['field']} {_value(c['before'])} -> {_value(c['after'])} {where}"
+
+    def changes_line(self, most: int = MOST_CHANGES) -> str | None:
+        """`what changed: a; b; c (and N more)`, or None when nothing changed."""
+        if not self.changes:
+            return None
+        more = len(self.changes) - most
+        return ("what changed: " + "; ".join(self.change_text(c) for c in self.changes[:most])
+                + (f" (and {more} more)" if more > 0 else ""))
+
+    def json_scores(self) -> list[dict[str, Any]]:
+        return [{"name": s["score_name"], **{k: _jsonable(s[k]) for k in (
+            "n_cases", "baseline_mean", "candidate_mean", "p_value", "q_value", "verdict")}}
+            for s in self.scores]
+
+    def json_changes(self) -> list[dict[str, Any]]:
+        return [{k: _jsonable(c[k]) for k in (
+            "field", "before", "after", "n_cases", "n_flipped_cases", "n_pass_to_fail")}
+            for c in self.changes]
 
     @property
     def reasons(self) -> list[str]:
@@ -123,6 +181,9 @@ class PairChange(VerdictRow):
                   if r["cmh_p_value"] is not None else f"p = {_p(r['pass_rate_p_value'])}")
             parts.append(f"pass rate {pct(r['baseline_pass_rate'])} -> "
                          f"{pct(r['latest_pass_rate'])} ({on}, q = {_p(r['q_value'])})")
+        if "scores" in self.reasons:
+            parts.append("scores fell: " + ", ".join(self.score_text(s)
+                                                     for s in self.regressed_scores))
         return f"{self.agent} / {self.model}: " + "; ".join(parts)
 
 
@@ -205,8 +266,8 @@ class Verdict:
     def headline(self) -> str:
         """One plain sentence: counts by reason with the pairs named, and the missing cases."""
         if self.all_clear:
-            return ("No regression: no agent and model crashed, went missing or lost pass rate "
-                    "significantly, and no regular test case is missing.")
+            return ("No regression: no agent and model crashed, went missing, lost pass rate or "
+                    "a score significantly, and no regular test case is missing.")
         said = []
         for reason in REASONS:
             hit = self.by_reason(reason)
@@ -246,6 +307,8 @@ class Verdict:
                     "runs_baseline", "runs_latest", "error_rate_baseline", "error_rate_latest",
                     "error_p_value", "baseline_pass_rate", "latest_pass_rate", "p_value",
                     "n_strata", "cmh_p_value", "q_value", "mde", "verdict")},
+                "scores": [s for s in p.json_scores() if s["verdict"] == "regressed"],
+                "what_changed": p.json_changes()[:20],
             } for p in self.regressed],
             "crashed_runs": [{
                 "run_id": r["run_id"], "agent": r["agent"], "model": r["model"],
@@ -306,6 +369,19 @@ def _jsonable(v: Any) -> Any:
 
 
 
+def score_mean(v: float | None) -> str:
+    """A score's mean as lines and the page show it: three significant digits."""
+    return "–" if v is None else f"{v:.3g}"
+
+
+def _value(v: Any) -> str:
+    """A what-changed value as a line shows it: `(none)` for a missing one, long ones cut."""
+    if v is None:
+        return "(none)"
+    text = str(v)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def _p(v: float | None) -> str:
     if v is None:
         return "–"
@@ -338,9 +414,20 @@ def _read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> V
     window = rows(con, "SELECT w.*, (SELECT list(DISTINCT day ORDER BY day) FROM runs "
                        "WHERE day BETWEEN w.baseline_start AND w.baseline_end) AS run_days "
                        "FROM comparison_window(?, ?) AS w", params)[0]
-    pairs = [PairChange(r) for r in rows(
+    scores: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for r in rows(con, "SELECT *, latest_mean AS candidate_mean FROM score_regressions(?, ?) "
+                       "ORDER BY agent, model, q_value NULLS LAST, score_name", params):
+        scores.setdefault((r["agent"], r["model"]), []).append(r)
+    changes: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for r in rows(con, "SELECT * FROM what_changed(?, ?) ORDER BY agent, model, "
+                       + CHANGE_ORDER, params):
+        changes.setdefault((r["agent"], r["model"]), []).append(r)
+    # Runs without an agent or model name (unknown) after the named pairs of their standing.
+    pairs = [PairChange(r, scores=scores.get((r["agent"], r["model"]), []),
+                        changes=changes.get((r["agent"], r["model"]), [])) for r in rows(
         con, "SELECT * FROM regressions(?, ?) ORDER BY regressed DESC, is_regression DESC, "
-             "q_value NULLS LAST, agent, model", params)]
+             "agent = 'unknown' OR model = 'unknown', q_value NULLS LAST, agent, model",
+        params)]
     missing = rows(con, "SELECT * FROM missing_test_cases(?, ?) "
                         "ORDER BY agent, model, test_case_id", params)
     crashed = rows(con, "SELECT * FROM v_crashed_runs WHERE day = ? "

@@ -38,7 +38,7 @@ def environment() -> jinja2.Environment:
         autoescape=True, finalize=plain, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, p=p_value, usd_change=usd_change, fmt=format)
-    env.filters.update(first_line=nightly.first_line)
+    env.filters.update(first_line=nightly.first_line, mean=nightly.score_mean)
     env.globals.update(reason_words=nightly.REASON_WORDS, max_flips=MAX_FLIPS,
                        max_crashes=MAX_CRASHES, surprise_level=SURPRISE_LEVEL,
                        max_message_chars=MAX_MESSAGE_CHARS,

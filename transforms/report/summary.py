@@ -72,6 +72,9 @@ class ReportSummary:
                     f"{pct(row['error_rate_baseline'])} → {pct(row['error_rate_latest'])} | "
                     f"{pct(row['baseline_pass_rate'])} → {pct(row['latest_pass_rate'])} | "
                     f"{p_value(row['q_value'])} |")
+            lines += [""] + [f"- {md(r.line(), 2000)}"
+                             + (f"; {md(r.changes_line() or '', 2000)}" if r.changes else "")
+                             for r in v.regressed]
         if v.crashed_runs:
             lines += ["", "Crashed runs: " + "; ".join(md(x) for x in v.crashed_lines())]
         if v.insufficient:

@@ -1,0 +1,171 @@
+-- Purpose: each named score of a comparison, per group: did it fall or rise on the same test
+-- cases? `selection` names a relation (a table, a view or a CTE of the calling query) with one
+-- row per run: run_id, agent, model (the group; either may be null for every row), side
+-- ('baseline' or 'candidate'; null takes no side) and test_case_id. A score counts with its
+-- number (scores.value; a label alone does not). Per case, the mean of the score over its runs
+-- on each side; n_cases counts the cases with the score on both sides, and baseline_mean and
+-- candidate_mean are the means of those cases' means. p_value: the one-sided Wilcoxon
+-- signed-rank test of a drop on the cases' differences (candidate - baseline, compared at 1e-9:
+-- zero differences dropped, ties at their average rank; signed_rank_p), rise_p_value the same
+-- test of a rise. q_value and rise_q_value: Benjamini–Hochberg over the selection's (group,
+-- score) rows with a p-value. verdict: regressed when q_value < significance_level() and the
+-- candidate mean is lower, improved by the same test of a rise, insufficient_evidence under 10
+-- non-zero differences, else no_change. Mean differences are what Braintrust, Langfuse and Weave
+-- show; the test says whether the cases agree on the change.
+-- Grain: one row per agent, model and score name with the score on both sides of a test case.
+create or replace macro compare_scores(selection) as table
+with scored as (
+    select
+        sides_.agent,
+        sides_.model,
+        sides_.test_case_id,
+        scores.name as score_name,
+        sides_.side = 'candidate' as on_candidate,
+        scores.value
+    from query_table(selection) as sides_
+    inner join scores on sides_.run_id = scores.run_id
+    where
+        sides_.side in ('baseline', 'candidate')
+        and sides_.test_case_id is not null
+        and scores.value is not null
+        and isfinite(scores.value)
+),
+
+cases as (
+    select
+        agent,
+        model,
+        score_name,
+        test_case_id,
+        avg(value) filter (where not on_candidate) as baseline_mean,
+        avg(value) filter (where on_candidate) as candidate_mean
+    from scored
+    group by agent, model, score_name, test_case_id
+    having
+        count(*) filter (where not on_candidate) > 0
+        and count(*) filter (where on_candidate) > 0
+),
+
+differences as (
+    select
+        cases.*,
+        round(candidate_mean - baseline_mean, 9) as difference
+    from cases
+),
+
+-- Ranks of the non-zero differences by size, ties at their average rank.
+ranked as (
+    select
+        agent,
+        model,
+        score_name,
+        difference,
+        rank() over sizes
+        + (count(*) over (partition by agent, model, score_name, abs(difference)) - 1) / 2
+            as size_rank,
+        count(*) over (partition by agent, model, score_name, abs(difference)) as n_tied
+    from differences
+    where difference <> 0
+    window sizes as (partition by agent, model, score_name order by abs(difference))
+),
+
+signed as (
+    select
+        agent,
+        model,
+        score_name,
+        count(*) as n_nonzero,
+        coalesce(sum(size_rank) filter (where difference > 0), 0) as w_plus,
+        -- Each of a group of t tied sizes adds t^2 - 1: the group adds t^3 - t.
+        sum((n_tied * n_tied - 1)) as tie_sum
+    from ranked
+    group by agent, model, score_name
+),
+
+means as (
+    select
+        agent,
+        model,
+        score_name,
+        count(*) as n_cases,
+        avg(baseline_mean) as baseline_mean,
+        avg(candidate_mean) as candidate_mean
+    from differences
+    group by agent, model, score_name
+),
+
+tested as (
+    select
+        means.*,
+        coalesce(signed.n_nonzero, 0) as n_nonzero,
+        signed.w_plus,
+        signed_rank_p(signed.w_plus, signed.n_nonzero, signed.tie_sum) as p_value,
+        signed_rank_p(
+            signed.n_nonzero * (signed.n_nonzero + 1) / 2 - signed.w_plus,
+            signed.n_nonzero,
+            signed.tie_sum
+        ) as rise_p_value
+    from means
+    left join signed
+        on
+            means.agent is not distinct from signed.agent
+            and means.model is not distinct from signed.model
+            and means.score_name = signed.score_name
+),
+
+-- Benjamini–Hochberg over every (group, score) row with a p-value, as compare_groups does over
+-- groups.
+ranked_tests as (
+    select
+        tested.*,
+        count(tested.p_value) over () as n_drop_tests,
+        row_number() over (
+            order by tested.p_value nulls last, tested.agent, tested.model, tested.score_name
+        ) as drop_rank,
+        count(tested.rise_p_value) over () as n_rise_tests,
+        row_number() over (
+            order by tested.rise_p_value nulls last, tested.agent, tested.model, tested.score_name
+        ) as rise_rank
+    from tested
+),
+
+adjusted as (
+    select
+        ranked_tests.*,
+        case when ranked_tests.p_value is not null then least(1.0, min(
+            ranked_tests.p_value * ranked_tests.n_drop_tests / ranked_tests.drop_rank
+        ) over (
+            order by ranked_tests.drop_rank desc
+            rows between unbounded preceding and current row
+        )) end as q_value,
+        case when ranked_tests.rise_p_value is not null then least(1.0, min(
+            ranked_tests.rise_p_value * ranked_tests.n_rise_tests / ranked_tests.rise_rank
+        ) over (
+            order by ranked_tests.rise_rank desc
+            rows between unbounded preceding and current row
+        )) end as rise_q_value
+    from ranked_tests
+)
+
+select
+    agent,
+    model,
+    score_name,
+    n_cases,
+    n_nonzero,
+    baseline_mean,
+    candidate_mean,
+    candidate_mean - baseline_mean as mean_delta,
+    w_plus,
+    p_value,
+    q_value,
+    rise_p_value,
+    rise_q_value,
+    case
+        when q_value < significance_level() and candidate_mean < baseline_mean then 'regressed'
+        when rise_q_value < significance_level() and candidate_mean > baseline_mean
+            then 'improved'
+        when n_nonzero < 10 then 'insufficient_evidence'
+        else 'no_change'
+    end as verdict
+from adjusted

@@ -1,0 +1,327 @@
+"""Sound verdicts on constructed weeks, each figure worked out by hand: a single crash after
+hundreds of clean runs is no significant error rise (Fisher's exact test) and fails only the
+`--fail-on-crash` gate; repeated trials flip a case by its pass rates, not by its last trial; a
+named score that falls on the same cases regresses its pair (the Wilcoxon signed-rank test,
+Benjamini–Hochberg over the night's scores); and what changed between the runs (a prompt, not a
+git sha that changes every night) is named beside the cases that flipped."""
+
+import json
+import math
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import to_line
+from transforms import warehouse
+from transforms.cli import app
+from transforms.ingest import ingest
+
+RUNNER = CliRunner()
+LATEST = date(2026, 11, 20)
+BASELINE = [LATEST - timedelta(days=d) for d in range(7, 0, -1)]
+CRASH = "ToolTimeout: the billing API did not answer in 30 s"
+
+
+def _run(agent: str, case: str, day: date, trial: int, status: str, *,
+         prompt: str = "sp-17", sha: str | None = None,
+         scores: dict[str, float] | None = None, error: str | None = None) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"status": status}
+    if error is not None:
+        outcome["error"] = error
+    if scores is not None:
+        outcome["scores"] = scores
+    metadata: dict[str, Any] = {"model": "gpt-4.1", "system_prompt_id": prompt,
+                                "git_sha": sha or f"sha-{day:%m%d}"}
+    return {"run_id": f"{agent}-{case}-{day}-{trial}", "agent": agent, "test_case_id": case,
+            "agent_version": "1.4.0",
+            "started_at": f"{day}T01:{trial:02d}:00Z", "outcome": outcome,
+            "response": {"final_response": f"{case} answered",
+                         "messages": [{"role": "user", "content": f"Please do {case}."},
+                                      {"role": "assistant", "content": f"{case} answered"}],
+                         "metadata": metadata}}
+
+
+def _home(root: Path, lines: list[dict[str, Any]]) -> Path:
+    landing = root / "landing"
+    landing.mkdir(parents=True)
+    (landing / "week.responses.jsonl").write_bytes(b"".join(to_line(x) + b"\n" for x in lines))
+    ingest([landing], root / "home")
+    return root / "home"
+
+
+def _query(home: Path, sql: str) -> list[dict[str, Any]]:
+    con = warehouse.connect(home)
+    try:
+        cur = con.execute(sql)
+        names = [d[0] for d in cur.description or []]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    finally:
+        con.close()
+
+
+# --- One crash after 840 clean runs -------------------------------------------------------
+
+def _crash_week() -> list[dict[str, Any]]:
+    lines = [_run("billing", f"c{i:02d}", day, t, "passed")
+             for day in BASELINE for i in range(40) for t in range(3)]
+    lines += [_run("billing", f"c{i:02d}", LATEST, t, "passed")
+              for i in range(40) for t in range(3) if (i, t) != (17, 2)]
+    lines.append(_run("billing", "c17", LATEST, 2, "error", error=CRASH))
+    return lines
+
+
+@pytest.fixture(scope="module")
+def crash_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _home(tmp_path_factory.mktemp("crash"), _crash_week())
+
+
+def test_one_crash_after_hundreds_of_clean_runs_is_not_significant(crash_home: Path) -> None:
+    (row,) = _query(crash_home, "select * from v_regressions")
+    assert (row["runs_baseline"], row["baseline_n_errors"]) == (840, 0)
+    assert (row["runs_latest"], row["latest_n_errors"]) == (120, 1)
+    # Fisher: the one error falls among the 120 latest of the 960 runs with chance 120 / 960
+    # (the two-proportion z-test said 0.0041 and called it a regression).
+    assert row["error_p_value"] == pytest.approx(120 / 960, rel=1e-9)
+    assert not row["is_error_regression"] and not row["regressed"]
+    assert row["reasons"] == []
+
+
+def test_the_crash_is_named_and_only_fail_on_crash_fails_it(crash_home: Path) -> None:
+    gate = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-regression"])
+    assert gate.exit_code == 0, gate.output
+    assert f"  CRASHED billing / gpt-4.1: 1 run ({CRASH})" in gate.output.splitlines()
+    assert "REGRESSION" not in gate.output
+    strict = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-crash"])
+    assert strict.exit_code == 3, strict.output
+    assert "1 run crashed on 2026-11-20 (--fail-on-crash)" in strict.output
+    page = (crash_home / "reports" / "nightly-2026-11-20.html").read_text()
+    crashes = page[page.index("2. Crashed runs"):page.index("3. Test cases that changed")]
+    assert "billing-c17-2026-11-20-2" in crashes
+    compare = ["compare", "--home", str(crash_home), "--baseline", "day < DATE '2026-11-20'",
+               "--candidate", "day = DATE '2026-11-20'"]
+    assert RUNNER.invoke(app, compare).exit_code == 0
+    assert RUNNER.invoke(app, [*compare, "--fail-on-crash"]).exit_code == 3
+
+
+# --- A week of repeated trials, a prompt change and a named score ---------------------------
+
+NOISY = [f"n{i:02d}" for i in range(20)]
+"""Pass 2 of 3 trials every night; which trial fails moves, so the last trial passed on the
+last baseline night and fails on the latest one."""
+BROKEN = [f"b{i}" for i in range(6)]
+"""Pass 3 of 3 every baseline night, 1 of 3 on the latest: the cases that really failed."""
+STABLE = [f"s{i:02d}" for i in range(14)]
+
+
+def _trials_week() -> list[dict[str, Any]]:
+    lines = []
+    for day in [*BASELINE, LATEST]:
+        latest = day == LATEST
+        for case in NOISY:
+            failing = 2 if latest else 1
+            lines += [_run("trials", case, day, t, "failed" if t == failing else "passed")
+                      for t in range(3)]
+        for case in BROKEN:
+            lines += [_run("trials", case, day, t, "passed" if not latest or t == 0 else "failed")
+                      for t in range(3)]
+        for case in STABLE:
+            lines += [_run("trials", case, day, t, "passed") for t in range(3)]
+    return lines
+
+
+FLIPPED = [f"p{i:02d}" for i in range(8)]
+"""Of the 40 cases of `prompted`, the 8 that fail under the new prompt."""
+
+
+def _prompt_week() -> list[dict[str, Any]]:
+    lines = []
+    for day in [*BASELINE, LATEST]:
+        for i in range(40):
+            case = f"p{i:02d}"
+            status = "failed" if day == LATEST and case in FLIPPED else "passed"
+            lines.append(_run("prompted", case, day, 0, status,
+                              prompt="sp-18" if day == LATEST else "sp-17"))
+    return lines
+
+
+# Per case, the latest night's helpfulness minus the baseline's (0.8 every night): ties at
+# 0.1 (three), 0.2 (three) and 0.3 (two), one zero. accuracy moves both ways evenly.
+HELPFULNESS = [-0.1, -0.1, -0.2, -0.2, -0.2, -0.3, -0.3, -0.4, -0.5, 0.1, 0.0, -0.6]
+ACCURACY = [0.1, -0.1, 0.2, -0.2, 0.3, -0.3, 0.0, 0.0, 0.1, -0.1, 0.05, -0.05]
+
+
+def _scored_week() -> list[dict[str, Any]]:
+    lines = []
+    for day in [*BASELINE, LATEST]:
+        for i, (h, a) in enumerate(zip(HELPFULNESS, ACCURACY, strict=True)):
+            latest = day == LATEST
+            scores = {"helpfulness": 0.8 + (h if latest else 0.0),
+                      "accuracy": 0.5 + (a if latest else 0.0)}
+            lines.append(_run("judged", f"j{i:02d}", day, 0, "passed", scores=scores))
+    return lines
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _home(tmp_path_factory.mktemp("week"),
+                 _trials_week() + _prompt_week() + _scored_week())
+
+
+def test_repeated_trials_flip_only_the_cases_that_failed(week: Path) -> None:
+    flips = _query(week, "select test_case_id, direction, baseline_status, latest_status, "
+                         "latest_passes, latest_fails from v_test_case_flips "
+                         "where agent = 'trials' order by test_case_id")
+    # The noisy cases' last trial passed on the last baseline night and fails tonight: by
+    # their last runs all 20 would flip; by their rates (2/3 on both sides) none does.
+    assert [(f["test_case_id"], f["direction"], f["baseline_status"], f["latest_status"],
+             f["latest_passes"], f["latest_fails"]) for f in flips] == [
+        (c, "pass_to_fail", "passed", "failed", 1, 2) for c in BROKEN]
+    (pair,) = _query(week, "select * from v_regressions where agent = 'trials'")
+    assert (pair["n_pass_to_fail"], pair["n_fail_to_pass"]) == (6, 0)
+    # McNemar on the outcomes: 6 one way, 0 the other, 2 * (1/2)^6.
+    assert pair["paired_p_value"] == pytest.approx(2 / 64, rel=1e-9)
+
+
+def test_a_single_run_keeps_the_last_run_rule(write_lines: Any, home: Path) -> None:
+    """One graded run on the latest day: the case flips when the baseline's last run passed
+    and tonight's failed, however it went before."""
+    lines = [_run("single", "x", BASELINE[0], 0, "failed"),
+             _run("single", "x", BASELINE[1], 0, "failed"),
+             _run("single", "x", BASELINE[2], 0, "passed"),
+             _run("single", "x", LATEST, 0, "failed")]
+    ingest([write_lines(lines)], home)
+    assert _query(home, "select test_case_id, direction, baseline_status from "
+                        "v_test_case_flips") == [
+        {"test_case_id": "x", "direction": "pass_to_fail", "baseline_status": "passed"}]
+
+
+def _signed_rank_p(diffs: list[float], rise: bool = False) -> float:
+    """The one-sided Wilcoxon signed-rank p (normal approximation, tie correction, no
+    continuity correction), computed apart from the SQL."""
+    d = [round(x, 9) for x in diffs if round(x, 9) != 0]
+    n = len(d)
+    sizes = sorted(abs(x) for x in d)
+    rank = {s: (sizes.index(s) + 1 + len(sizes) - sizes[::-1].index(s)) / 2 for s in sizes}
+    w_plus = sum(rank[abs(x)] for x in d if x > 0)
+    ties = sum(sizes.count(s) ** 3 - sizes.count(s) for s in set(sizes))
+    var = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
+    z = (w_plus - n * (n + 1) / 4) / math.sqrt(var)
+    if rise:
+        z = -z
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def test_a_named_score_that_falls_regresses_its_pair(week: Path) -> None:
+    rows = {r["score_name"]: r for r in _query(
+        week, "select * from v_score_regressions where agent = 'judged'")}
+    h, a = rows["helpfulness"], rows["accuracy"]
+    assert (h["n_cases"], h["n_nonzero"]) == (12, 11)
+    assert h["baseline_mean"] == pytest.approx(0.8)
+    assert h["mean_delta"] == pytest.approx(sum(HELPFULNESS) / 12)
+    # By hand: sizes 0.1 x3 (ranks 1-3, 2 each), 0.2 x3 (5 each), 0.3 x2 (7.5 each), 0.4 (9),
+    # 0.5 (10), 0.6 (11); the one positive difference is a 0.1: W+ = 2. Ties add
+    # (27 - 3) + (27 - 3) + (8 - 2) = 54; var = 11*12*23/24 - 54/48 = 125.375;
+    # z = (2 - 33) / sqrt(125.375) = -2.76857, p = Phi(z).
+    assert h["w_plus"] == 2
+    want = 0.5 * math.erfc(31 / math.sqrt(125.375) / math.sqrt(2))
+    assert h["p_value"] == pytest.approx(want, rel=1e-6)
+    assert h["p_value"] == pytest.approx(_signed_rank_p(HELPFULNESS), rel=1e-6)
+    # accuracy: W+ = W- by symmetry, z = 0, p = 0.5, with 10 non-zero differences.
+    assert (a["n_nonzero"], a["p_value"]) == (10, pytest.approx(0.5))
+    # Benjamini–Hochberg over the night's two scored rows: q = min(p1 * 2 / 1, p2 * 2 / 2).
+    assert h["q_value"] == pytest.approx(min(want * 2, 0.5), rel=1e-5)
+    assert a["q_value"] == pytest.approx(0.5)
+    assert (h["verdict"], a["verdict"]) == ("regressed", "no_change")
+    (pair,) = _query(week, "select * from v_regressions where agent = 'judged'")
+    assert pair["reasons"] == ["scores"] and pair["regressed_scores"] == ["helpfulness"]
+    assert pair["verdict"] == "regressed"
+
+
+def test_few_differences_are_insufficient_evidence(write_lines: Any, home: Path) -> None:
+    lines = [_run("few", f"f{i}", day, 0, "passed",
+                  scores={"tone": 0.9 - (0.1 if day == LATEST else 0)})
+             for day in [*BASELINE, LATEST] for i in range(6)]
+    ingest([write_lines(lines)], home)
+    (row,) = _query(home, "select * from v_score_regressions")
+    # Six cases all fell by 0.1: all tied, W+ = 0, var = 6*7*13/24 - 210/48 = 18.375,
+    # z = -10.5 / sqrt(18.375) = -2.4495, p = 0.00715, but under 10 differences.
+    assert row["p_value"] == pytest.approx(_signed_rank_p([-0.1] * 6), rel=1e-6)
+    assert row["verdict"] == "regressed"  # q < 0.01 and lower: the test decides first
+    lines = [_run("fewer", f"g{i}", day, 0, "passed",
+                  scores={"tone": 0.9 - ((0.1 if i % 2 else -0.05) if day == LATEST else 0)})
+             for day in [*BASELINE, LATEST] for i in range(6)]
+    ingest([write_lines(lines, name="b.responses.jsonl")], home)
+    rows = {r["agent"]: r for r in _query(home, "select * from v_score_regressions")}
+    assert rows["fewer"]["verdict"] == "insufficient_evidence"
+
+
+def test_what_changed_names_the_prompt_not_the_sha(week: Path) -> None:
+    rows = _query(week, "select field, before, after, n_cases, n_flipped_cases, n_pass_to_fail "
+                        "from v_what_changed where agent = 'prompted' order by field")
+    # The git sha changes every night, so it varies within each case's baseline: no change.
+    assert rows == [{"field": "system_prompt_id", "before": "sp-17", "after": "sp-18",
+                     "n_cases": 40, "n_flipped_cases": 8, "n_pass_to_fail": 8}]
+    (pair,) = _query(week, "select n_pass_to_fail, reasons from v_regressions "
+                           "where agent = 'prompted'")
+    assert pair == {"n_pass_to_fail": 8, "reasons": ["pass_rate"]}
+
+
+def test_the_report_and_compare_say_what_changed_and_which_scores_fell(week: Path) -> None:
+    res = RUNNER.invoke(app, ["report", "--home", str(week)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("  REGRESSION prompted / gpt-4.1"))
+    assert lines[at + 1] == ("    what changed: system_prompt_id sp-17 -> sp-18 in 8 of 8 "
+                             "failing cases, 40 cases")
+    judged = next(x for x in lines if x.startswith("  REGRESSION judged / gpt-4.1"))
+    assert "scores fell: helpfulness 0.8 -> 0.567 on 12 cases (Wilcoxon p = 0.0028" in judged
+    assert "git_sha" not in res.output
+    # The headline counts the cases that really failed: 6 of trials, 8 of prompted.
+    assert any(x.startswith("  14 test cases pass -> fail") for x in lines), lines
+    page = (week / "reports" / "nightly-2026-11-20.html").read_text()
+    assert "14 test cases pass → fail" in page
+    card = page[page.index("prompted · gpt-4.1</h3>"):]
+    card = card[:card.index("</div>")]
+    assert "<code>system_prompt_id</code>" in card and "sp-17 → sp-18" in card
+    assert "8 of 8 failing cases" in card and "git_sha" not in card
+    scores_card = page[page.index("judged · gpt-4.1</h3>"):]
+    assert "helpfulness" in scores_card[:scores_card.index("</div>")]
+
+    out = RUNNER.invoke(app, ["compare", "--home", str(week), "--format", "json",
+                              "--baseline", "day < DATE '2026-11-20'",
+                              "--candidate", "day = DATE '2026-11-20'"])
+    assert out.exit_code == 3, out.output
+    groups = {g["group"]["agent"]: g for g in json.loads(out.stdout)}
+    assert groups["prompted"]["what_changed"] == [
+        {"field": "system_prompt_id", "before": "sp-17", "after": "sp-18", "n_cases": 40,
+         "n_flipped_cases": 8, "n_pass_to_fail": 8}]
+    scores = {s["name"]: s for s in groups["judged"]["scores"]}
+    assert scores["helpfulness"]["verdict"] == "regressed"
+    assert scores["helpfulness"]["candidate_mean"] == pytest.approx(0.8 + sum(HELPFULNESS) / 12)
+    assert groups["judged"]["reasons"] == ["scores"]
+    assert groups["trials"]["what_changed"] == []
+
+
+def test_matches_scipy_where_installed() -> None:
+    """Dev-only: the macros against scipy, when it is installed."""
+    stats = pytest.importorskip("scipy.stats")
+    import duckdb
+
+    from transforms.contracts import models
+    from transforms.warehouse import lookups
+
+    con = duckdb.connect()
+    lookups.install(con, models.load())
+    for f in warehouse.sql_files():
+        if f.parent.name == "macros":
+            con.execute(f.read_text())
+    for a, n0, b, n1 in [(0, 840, 1, 120), (3, 50, 8, 20), (5, 30, 0, 10), (12, 400, 9, 60)]:
+        want = stats.fisher_exact([[b, n1 - b], [a, n0 - a]], alternative="greater")[1]
+        got = con.execute("select fisher_exact_greater(?, ?, ?, ?)", [a, n0, b, n1]).fetchone()
+        assert got is not None and got[0] == pytest.approx(want, rel=1e-9)
+    want = stats.wilcoxon(HELPFULNESS, alternative="less", zero_method="wilcox",
+                          correction=False, method="approx").pvalue
+    assert _signed_rank_p(HELPFULNESS) == pytest.approx(want, rel=1e-6)
