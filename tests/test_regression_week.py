@@ -95,7 +95,7 @@ def test_report_first_screen_says_what_regressed(week_home: Path) -> None:
     lines = res.output.splitlines()
     assert [line for line in lines if line.startswith("  REGRESSION")] == [
         "  REGRESSION crasher / gpt-4o: crashed: error rate 0% -> 100% of runs (5 of 5; "
-        "p = 1.3e-10)",
+        "p = 1.5e-06)",
         "  REGRESSION absent / gpt-4o: missing: no run on 2026-11-20 (28 runs in the baseline)",
         # CMH by case: d01, d02 passed (V = 0); d03-d10 each a = 0, E = 7/8, V = 7/64:
         # z = -7 / sqrt(0.875) = -7.483315, p = 3.62e-14; q = p * 3 pairs / rank 1.

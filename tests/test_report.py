@@ -36,16 +36,17 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
     # The window is the 7 days before; the samples start on 2026-11-14, so the baseline is
     # named by its days with runs, not from 2026-11-13.
     assert lines[0].startswith("2026-11-20: 71 runs against 2026-11-14 to 2026-11-19")
-    # The significant regressions are the planted ones, each tested on its same test cases and
-    # corrected for the night's pairs: the trace-only agent's crash and drop (its runs made from
-    # its traces, graded by their evaluation events), then travel-agent's drop; no stable pair.
+    # The significant regressions are the planted drops, each tested on its same test cases and
+    # corrected for the night's pairs: travel-agent's, then the trace-only agent's (its runs
+    # made from its traces, graded by their evaluation events); no stable pair. The trace-only
+    # agent's one crash in 12 runs after none in 72 is named, not a significant rise (Fisher:
+    # 12 / 84 = 0.14).
     regressions = [line for line in lines if "REGRESSION" in line]
     assert regressions == [
-        "  REGRESSION triage-agent / gpt-4.1: crashed: error rate 0% -> 8% of runs (1 of 12; "
-        "p = 0.0069); pass rate 96% -> 36% (on the same 11 test cases p = 5.6e-08, "
-        "q = 3.9e-07)",
         "  REGRESSION travel-agent / gpt-4o: pass rate 76% -> 25% "
-        "(on the same 12 test cases p = 0.00026, q = 0.00092)"]
+        "(on the same 12 test cases p = 0.00026, q = 0.00092)",
+        "  REGRESSION triage-agent / gpt-4.1: pass rate 96% -> 36% (on the same 11 test cases "
+        "p = 5.6e-08, q = 3.9e-07)"]
     assert "  CRASHED triage-agent / gpt-4.1: 1 run (TimeoutError: the ticket API did not " \
         "answer in 30 s)" in lines
     # Nothing is set aside as flaky; pairs with too few graded runs say so.
@@ -58,7 +59,7 @@ def test_report_names_the_planted_drop_first(samples_home: Path) -> None:
         "  MISSING support-bot / gpt-4.1: 1 test case not run (support-bot/case-003)"]
     page = (samples_home / "reports" / "nightly-2026-11-20.html").read_text()
     first_card = page.index('<div class="card bad">')
-    assert page.index("triage-agent · gpt-4.1", first_card) < page.index("</div>", first_card)
+    assert page.index("travel-agent · gpt-4o", first_card) < page.index("</div>", first_card)
     assert page.count('<div class="card bad">') == 2
     # The sections come in the promised order.
     order = [page.index(h) for h in ("1. What regressed", "2. Crashed runs",

@@ -28,7 +28,7 @@ with scored as (
         sides_.side in ('baseline', 'candidate')
         and sides_.test_case_id is not null
         and scores.value is not null
-        and isfinite(scores.value)
+        and scores.value between -1e308 and 1e308  -- finite: neither NaN nor infinite
 ),
 
 cases as (

@@ -156,3 +156,50 @@ def test_price_in_force_by_hand(con: duckdb.DuckDBPyConnection, day: str, price_
     got = con.execute("SELECT price_in_force(?::DATE, ?::DATE, ?::DATE)",
                       [day, price_from, price_to]).fetchone()[0]
     assert got is want
+
+
+@pytest.mark.parametrize("n,r", [(0, 0), (5, 0), (5, 5), (10, 3), (960, 120), (4000, 1777)])
+def test_log_choose_is_the_log_of_comb(con: duckdb.DuckDBPyConnection, n: int, r: int) -> None:
+    got = con.execute("SELECT log_choose(?, ?)", [n, r]).fetchone()[0]
+    assert got == pytest.approx(math.log(math.comb(n, r)), rel=1e-9, abs=1e-9)
+
+
+def _fisher_greater(a: int, n0: int, b: int, n1: int) -> float:
+    """P(X >= b), X hypergeometric: n1 draws from n0 + n1 runs holding a + b events."""
+    n, k = n0 + n1, a + b
+    return sum(math.comb(k, i) * math.comb(n - k, n1 - i)
+               for i in range(b, min(k, n1) + 1)) / math.comb(n, n1)
+
+
+@pytest.mark.parametrize("a,n0,b,n1", [(0, 840, 1, 120), (0, 35, 5, 5), (0, 1, 1, 2),
+                                       (3, 50, 8, 20), (5, 30, 0, 10), (12, 400, 9, 60),
+                                       (70, 70, 10, 10), (2, 9, 3, 4)])
+def test_fisher_exact_greater_sums_hypergeometric_terms(
+        con: duckdb.DuckDBPyConnection, a: int, n0: int, b: int, n1: int) -> None:
+    got = con.execute("SELECT fisher_exact_greater(?, ?, ?, ?)", [a, n0, b, n1]).fetchone()[0]
+    assert got == pytest.approx(_fisher_greater(a, n0, b, n1), rel=1e-9)
+
+
+def test_fisher_exact_greater_by_hand(con: duckdb.DuckDBPyConnection) -> None:
+    got = con.execute("SELECT fisher_exact_greater(0, 840, 1, 120), "
+                      "fisher_exact_greater(0, 35, 5, 5), fisher_exact_greater(4, 10, 0, 5), "
+                      "fisher_exact_greater(0, 0, 1, 5), fisher_exact_greater(1, 5, 0, 0)"
+                      ).fetchone()
+    # One crash after 840 clean runs: it falls among the 120 latest of 960, 120 / 960; five of
+    # five after none in 35: 1 / C(40, 5); no event on the latest side: 1; an empty side: null.
+    assert got[:3] == (pytest.approx(0.125, rel=1e-9), pytest.approx(1 / 658008, rel=1e-9),
+                       1.0)
+    assert got[3:] == (None, None)
+
+
+def test_signed_rank_p_by_hand(con: duckdb.DuckDBPyConnection) -> None:
+    # Differences 1, -2, 2, 3, 0, -3, 3: the zero dropped, n = 6; sizes 1 (rank 1), 2 twice
+    # (2.5), 3 three times (5): W+ = 1 + 2.5 + 5 + 5 = 13.5; ties (8 - 2) + (27 - 3) = 30;
+    # var = 6*7*13/24 - 30/48 = 22.125; z = (13.5 - 10.5) / sqrt(22.125).
+    z = 3 / math.sqrt(22.125)
+    drop, rise = con.execute("SELECT signed_rank_p(13.5, 6, 30), signed_rank_p(21 - 13.5, 6, 30)"
+                             ).fetchone()
+    assert drop == pytest.approx(0.5 * math.erfc(-z / math.sqrt(2)), rel=3e-7)
+    assert rise == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)), rel=3e-7)
+    assert con.execute("SELECT signed_rank_p(0, 0, 0), signed_rank_p(NULL, 3, 0)").fetchone() \
+        == (None, None)

@@ -35,7 +35,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(_SKIP is not None, reason=_SK
 COMPARED = ("v_pass_rates", "v_token_usage", "v_runtime", "v_tool_frequency", "v_flag_summary",
             "v_regressions", "v_test_case_flips", "v_missing_test_cases", "v_truncations",
             "v_contract_violations", "v_runs", "v_crashed_runs", "v_case_history",
-            "v_pass_at_k", "runs", "flags", "tool_calls", "messages",
+            "v_pass_at_k", "v_score_regressions", "v_what_changed", "runs", "flags",
+            "tool_calls", "messages",
             "llm_calls", "spans")
 
 

@@ -140,9 +140,11 @@ def test_an_agent_that_sends_only_opentelemetry_gets_its_report(tmp_path: Path) 
     assert report.returncode == 0, report.stdout + report.stderr
     out = report.stdout
     assert f"{NIGHTS[-1]}: {CASES} runs against {NIGHTS[0]} to {NIGHTS[-2]}" in out, out
-    assert (f"REGRESSION triage-agent / gpt-4.1: crashed: error rate 0% -> "
-            f"{round(100 / CASES)}% of runs (1 of {CASES}") in out, out
-    assert f"pass rate 100% -> {round(100 * passed_last / graded_last)}%" in out, out
+    line = next(x for x in out.splitlines() if "REGRESSION triage-agent / gpt-4.1" in x)
+    # One crash in the last night's 8 runs after none in 48: Fisher's exact p = 8 / 56, named
+    # below and no significant rise.
+    assert "crashed" not in line, out
+    assert f"pass rate 100% -> {round(100 * passed_last / graded_last)}%" in line, out
     assert "CRASHED triage-agent / gpt-4.1: 1 run (ToolTimeout: the ticket API timed out)" \
         in out, out
 

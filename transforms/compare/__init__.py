@@ -43,8 +43,12 @@ MAX_FLIPS = 30
 
 JSON_KEYS = ("group", "n_strata", "baseline_n_graded", "candidate_n_graded",
              "baseline_pass_rate", "candidate_pass_rate", "cmh_p_value", "rise_p_value",
-             "q_value", "rise_q_value", "mde", "verdict")
-"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat)."""
+             "q_value", "rise_q_value", "mde", "verdict", "reasons", "scores", "what_changed")
+"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat):
+`reasons` why it regressed, `scores` each named score's change (name, n_cases, baseline_mean,
+candidate_mean, p_value, q_value, verdict) and `what_changed` the fields whose value changed
+between the sides' runs of a case (field, before, after, n_cases, n_flipped_cases,
+n_pass_to_fail)."""
 
 Row = dict[str, Any]
 
@@ -66,14 +70,12 @@ class Group(VerdictRow):
         return " / ".join(str(v) for v in self.key.values()) if self.by else "all runs"
 
     def json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"group": self.key}
-        out.update({k: _jsonable(self.row[k]) for k in JSON_KEYS if k != "group"})
+        lists = {"group": self.key, "reasons": self.reasons, "scores": self.json_scores(),
+                 "what_changed": self.json_changes()}
+        out = {k: lists[k] if k in lists else _jsonable(self.row[k]) for k in JSON_KEYS}
         if self.pass_at_k:
             out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
                                  if k not in ("agent", "model")} for r in self.pass_at_k]
-        out["reasons"] = self.reasons
-        out["scores"] = self.json_scores()
-        out["what_changed"] = self.json_changes()
         return out
 
     def line(self) -> str:

@@ -45,7 +45,7 @@ REASONS = ("error_rate", "missing", "pass_rate", "scores")
 than one that runs and fails more often."""
 
 REASON_WORDS = {"error_rate": "crashed", "missing": "missing", "pass_rate": "pass rate",
-                "scores": "scores"}
+                "scores": "score drop"}
 
 MOST_CHANGES = 3
 """What-changed rows a summary line names under a pair (the page shows more)."""
@@ -414,20 +414,23 @@ def _read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> V
     window = rows(con, "SELECT w.*, (SELECT list(DISTINCT day ORDER BY day) FROM runs "
                        "WHERE day BETWEEN w.baseline_start AND w.baseline_end) AS run_days "
                        "FROM comparison_window(?, ?) AS w", params)[0]
-    scores: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    for r in rows(con, "SELECT *, latest_mean AS candidate_mean FROM score_regressions(?, ?) "
-                       "ORDER BY agent, model, q_value NULLS LAST, score_name", params):
-        scores.setdefault((r["agent"], r["model"]), []).append(r)
-    changes: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    for r in rows(con, "SELECT * FROM what_changed(?, ?) ORDER BY agent, model, "
-                       + CHANGE_ORDER, params):
-        changes.setdefault((r["agent"], r["model"]), []).append(r)
-    # Runs without an agent or model name (unknown) after the named pairs of their standing.
-    pairs = [PairChange(r, scores=scores.get((r["agent"], r["model"]), []),
-                        changes=changes.get((r["agent"], r["model"]), [])) for r in rows(
-        con, "SELECT * FROM regressions(?, ?) ORDER BY regressed DESC, is_regression DESC, "
-             "agent = 'unknown' OR model = 'unknown', q_value NULLS LAST, agent, model",
-        params)]
+    # Each pair with its scores' rows and what changed, in the one query of the verdict.
+    # Runs without an agent or model name (unknown) come after the named pairs of their
+    # standing.
+    pairs = []
+    for r in rows(con, "SELECT r.*, coalesce(s.score_rows, []) AS score_rows, "
+                       "coalesce(c.change_rows, []) AS change_rows FROM regressions(?, ?) AS r "
+                       "LEFT JOIN (SELECT agent, model, list(s ORDER BY s.q_value NULLS LAST, "
+                       "s.score_name) AS score_rows FROM score_regressions(?, ?) AS s "
+                       "GROUP BY agent, model) AS s USING (agent, model) "
+                       "LEFT JOIN (SELECT agent, model, list(c ORDER BY "
+                       + ", ".join(f"c.{k}" for k in CHANGE_ORDER.split(", ")) +
+                       ") AS change_rows FROM what_changed(?, ?) AS c GROUP BY agent, model) "
+                       "AS c USING (agent, model) ORDER BY r.regressed DESC, r.is_regression "
+                       "DESC, r.agent = 'unknown' OR r.model = 'unknown', r.q_value NULLS LAST, "
+                       "r.agent, r.model", params * 3):
+        scores = [{**x, "candidate_mean": x["latest_mean"]} for x in r.pop("score_rows")]
+        pairs.append(PairChange(r, scores=scores, changes=list(r.pop("change_rows"))))
     missing = rows(con, "SELECT * FROM missing_test_cases(?, ?) "
                         "ORDER BY agent, model, test_case_id", params)
     crashed = rows(con, "SELECT * FROM v_crashed_runs WHERE day = ? "
