@@ -101,9 +101,9 @@ score_changes as (
     select
         agent,
         model,
-        list(score_name order by score_name) filter (where verdict = 'regressed')
-            as regressed_scores
+        list(score_name order by score_name) as regressed_scores
     from compare_scores(selection)
+    where verdict = 'regressed'
     group by agent, model
 ),
 
