@@ -4,8 +4,11 @@ the tables hold, --help without `<bool>` or `{PATHS...}...`, counts in the singu
 plain digits, file paths never folded into pieces at 80 columns."""
 
 import io
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,35 @@ def test_more_folders_than_the_summary_lists_are_one_row(tmp_path: Path,
     named = [ln.split("│")[0].strip() for ln in seen.getvalue().splitlines() if "│" in ln]
     assert len(named) == ingest_cli.LISTED_FILES
     assert named[-1] == "9 more folders (9 files)"
+
+
+def _piped(args: list[str], **env: str) -> str:
+    """`runlake ARGS | cat`: no standard stream a terminal, COLUMNS as given or unset."""
+    full = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.argv[0] = 'runlake'; "
+         "from transforms.command import main; main()", *args],
+        cwd=REPO, env={**full, **env}, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_piped_history_and_help_are_not_wrapped_at_80_columns(samples_lake: SamplesLake) -> None:
+    """Into a pipe rich would wrap at 80 columns: `runlake history | cat` gives each version
+    one line, whatever its cells hold, and `runlake --help | cat` gives each command's
+    description as flowing text at 120 columns, not its docstring's line breaks cut again at
+    80. COLUMNS, when set, is the width."""
+    history = _piped(["history", "--home", str(samples_lake.home)])
+    [row] = [ln for ln in history.splitlines() if "│ ingest │" in ln]
+    assert row.lstrip().startswith("1 ") and "quarantine 4" in row
+    assert len(history.splitlines()) == 3  # the header, its rule, the one version
+    assert max(len(ln) for ln in history.splitlines()) > 80
+    narrow = _piped(["history", "--home", str(samples_lake.home)], COLUMNS="60")
+    assert max(len(ln) for ln in narrow.splitlines()) <= 60
+    assert len(narrow.splitlines()) > 3
+    help_text = _piped(["--help"])
+    assert max(len(ln) for ln in help_text.splitlines()) == 120
+    assert "with their grain and columns, or print them as Spark or Trino SQL" in help_text
+    assert "and print what regressed. With" in help_text
+    assert max(len(ln) for ln in _piped(["--help"], COLUMNS="100").splitlines()) == 100
