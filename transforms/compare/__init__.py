@@ -35,7 +35,8 @@ MAX_FLIPS = 30
 JSON_KEYS = ("group", "n_strata", "baseline_n_graded", "candidate_n_graded",
              "baseline_pass_rate", "candidate_pass_rate", "cmh_p_value", "rise_p_value",
              "q_value", "rise_q_value", "mde", "verdict")
-"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat)."""
+"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat on
+both sides)."""
 
 Row = dict[str, Any]
 
@@ -59,10 +60,16 @@ class Group(VerdictRow):
     def json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"group": self.key}
         out.update({k: _jsonable(self.row[k]) for k in JSON_KEYS if k != "group"})
-        if self.pass_at_k:
+        both = self.pass_at_k_both_sides()
+        if any(r["k"] > 1 for r in both):
             out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
-                                 if k not in ("agent", "model")} for r in self.pass_at_k]
+                                 if k not in ("agent", "model")} for r in both]
         return out
+
+    def pass_at_k_both_sides(self) -> list[Row]:
+        """The pass@k rows of the k that both sides have a case with at least k graded runs
+        of: a k beyond one side's trials has no value on that side, and is left out."""
+        return [r for r in self.pass_at_k if r["baseline_n_cases"] and r["candidate_n_cases"]]
 
     def line(self) -> str:
         """The group's verdict and figures in one plain line (no markup)."""
@@ -92,8 +99,7 @@ class Group(VerdictRow):
                 r["candidate_tokens_per_run"] is not None:
             parts.append(f"tokens/run {_num(r['baseline_tokens_per_run'])} -> "
                          f"{_num(r['candidate_tokens_per_run'])}")
-        both = [k for k in self.pass_at_k if k["k"] > 1 and k["baseline_n_cases"]
-                and k["candidate_n_cases"]]
+        both = [k for k in self.pass_at_k_both_sides() if k["k"] > 1]
         for k in both[-1:]:
             parts.append(f"pass@{k['k']} {pct(k['baseline_pass_at_k'])} -> "
                          f"{pct(k['candidate_pass_at_k'])}, pass^{k['k']} "
