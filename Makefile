@@ -47,10 +47,15 @@ run: install-runtime $(DAGSTER_HOME)/dagster.yaml
 	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/python -m pipelines.materialize
 
 # `dagster dev` says it is superseded by `dg dev` (the dagster-dg-cli package, which runlake
-# does not install): that warning, and only it, is not printed.
+# does not install): that warning, and only it, is not printed. Ctrl-C, or SIGTERM to make,
+# stops it with its webserver and daemon: exec makes it make's own child, and pipelines.dev
+# undoes the ignored SIGINT a background start from a script leaves (dagster dev would then
+# ignore SIGTERM as well).
+DEV_PORT ?= 3000
 dev: install-runtime $(DAGSTER_HOME)/dagster.yaml
 	PYTHONWARNINGS='ignore:Function `dev_command` is superseded' \
-	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	RUNLAKE_TOOLS=$(SAMPLE_TOOLS) exec $(BIN)/python -m pipelines.dev -w workspace.yaml \
+	  -h 127.0.0.1 -p $(DEV_PORT)
 
 test: install
 	@$(BIN)/python -m devtools.prerequisites

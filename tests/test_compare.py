@@ -199,6 +199,36 @@ def test_pass_at_k_where_cases_repeat(tmp_path: Path) -> None:
     assert "pass@3 100% -> 100%, pass^3 0% -> 100%" in group.line()
 
 
+def test_json_pass_at_k_lists_only_the_k_both_sides_have(tmp_path: Path) -> None:
+    """The baseline ran case k1 5 times, the candidate 2 times: the macro has rows for k = 1..5,
+    the candidate's empty beyond 2; the JSON lists k = 1 and 2 only, every value a number. When
+    the candidate runs each case once, nothing repeats on both sides: no pass_at_k."""
+    lines = ([_run("k", "A", "k1", i < 3, i, BEFORE) for i in range(5)]
+             + [_run("k", "B", "k1", i == 0, i) for i in range(2)])
+    con = memory_lake.connect([_write(tmp_path / "both", "k", lines)])
+    try:
+        (group,) = compare(con, BASELINE, CANDIDATE, "agent").groups
+    finally:
+        con.close()
+    assert [r["k"] for r in group.pass_at_k] == [1, 2, 3, 4, 5]
+    listed = group.json()["pass_at_k"]
+    assert [r["k"] for r in listed] == [1, 2]
+    assert all(v is not None for r in listed for v in r.values())
+    # B: 1 of 2 passed: pass@2 = 1, pass^2 = 0; A: 3 of 5: pass^2 = C(3, 2) / C(5, 2) = 0.3.
+    assert listed[1]["candidate_pass_at_k"] == pytest.approx(1.0)
+    assert listed[1]["baseline_pass_hat_k"] == pytest.approx(0.3)
+    assert "pass@2 90% -> 100%, pass^2 30% -> 0%" in group.line()  # A pass@2 = 1 - 1/10
+    once = ([_run("k", "A", "k1", True, i, BEFORE) for i in range(5)]
+            + [_run("k", "B", "k1", True, 0)])
+    con = memory_lake.connect([_write(tmp_path / "once", "k", once)])
+    try:
+        (group,) = compare(con, BASELINE, CANDIDATE, "agent").groups
+    finally:
+        con.close()
+    assert "pass_at_k" not in group.json()
+    assert list(group.json()) == list(JSON_KEYS)
+
+
 # The case-mix trap, twice.
 # only-easy: A ran 20 easy cases (all passed but e00, e01) and 20 hard ones (2 passed); B ran
 # the easy cases only (all passed but e02, e03). Over everything each side ran, A 20/40 = 50%

@@ -74,7 +74,8 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
         dg.AssetCheckSeverity.WARN,
         description=(v.headline() if not v.all_clear else
                      f"nothing regressed; {len(drops)} pass-rate drops with q < "
-                     f"{WARNING_LEVEL:g}; {len(v.crashed_runs)} crashed runs"),
+                     f"{WARNING_LEVEL:g}; {len(v.crashed_runs)} crashed "
+                     f"run{'' if len(v.crashed_runs) == 1 else 's'}"),
         metadata={
             "latest_day": summary.latest_day.isoformat(),
             "failed_on": ", ".join(kinds) or "nothing",

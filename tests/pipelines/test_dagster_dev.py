@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +102,59 @@ def test_materialize_runs_the_landing_days(tmp_path: Path) -> None:
     assert failing[0].startswith("warn: latest_day_is_fresh: newest day "), failing
     assert failing[1] == "warn: no_regression: nothing regressed; 0 pass-rate drops with " \
         "q < 0.05; 1 crashed runs", failing
+
+
+def _tree(pid: int) -> set[int]:
+    """The process and its descendants still alive (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    alive, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if Path(f"/proc/{p}").exists():
+            alive.add(p)
+            todo.extend(children.get(p, []))
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir() or shutil.which("make") is None,
+                    reason="needs /proc and make")
+def test_make_dev_started_in_the_background_stops_on_sigterm(tmp_path: Path) -> None:
+    """`make dev &` from a script (its processes inherit SIGINT ignored, which dagster dev
+    would also apply to SIGTERM): SIGTERM to make stops make, dagster dev, its webserver and
+    its daemon within seconds."""
+    venv = Path(sys.prefix)
+    if not (venv / ".runtime").exists():
+        pytest.skip("the environment was not installed by make")
+    dagster_home = tmp_path / "dagster_home"
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "RUNLAKE_HOME": str(tmp_path / "home"),
+           "RUNLAKE_LANDING": str(tmp_path / "landing")}
+    log = tmp_path / "dev.log"
+    # -o: the environment is taken as it is, never installed again by this test.
+    script = (f"make -s -o {venv}/.runtime VENV={venv} DEV_PORT={port} dev >{log} 2>&1 & "
+              "echo $!; wait")
+    shell = subprocess.Popen(["sh", "-c", script], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        assert shell.stdout is not None
+        make = int(shell.stdout.readline())
+        _wait_loaded(port, shell, log)
+        tree = _tree(make)
+        assert len(tree) >= 4, tree  # make, dagster dev, its webserver and daemon (and more)
+        os.kill(make, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists()
+                                                  and _tree(p) for p in tree):
+            time.sleep(0.5)
+        assert not [p for p in tree if _tree(p)], log.read_text()[-3000:]
+        shell.wait(10)
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)

@@ -303,3 +303,18 @@ def test_sensor_passes_over_a_file_removed_while_it_looks(
     scan = automation.scan_landing(res, None)
     assert [r.partition_key for r in scan.requests] == [SAMPLE_DAY]
     assert scan.requests[0].tags["runlake/files"] == str(len(names) - 1)
+
+
+def test_an_older_landing_day_is_not_judged_stale_on_an_empty_lake(tmp_path: Path) -> None:
+    """`make run` ingests the landing days oldest first: the first, 2026-11-19, is the lake's
+    newest day when its checks run, yet the landing folder holds 2026-11-20, so its freshness
+    check passes naming that day, as it does when the lake already holds every day (the
+    second `make run`): identical runs warn alike."""
+    landing = _landing(tmp_path, "2026-11-19", SAMPLE_DAY)
+    result = run_day(tmp_path / "home", landing, "2026-11-19")
+    assert result.success
+    [fresh] = [e for e in result.get_asset_check_evaluations()
+               if e.check_name == "latest_day_is_fresh"]
+    assert fresh.passed, fresh.description
+    assert fresh.description == (f"2026-11-19 is not the newest day in the landing folder "
+                                 f"({SAMPLE_DAY}): freshness is checked on the newest day")

@@ -4,8 +4,11 @@ the tables hold, --help without `<bool>` or `{PATHS...}...`, counts in the singu
 plain digits, file paths never folded into pieces at 80 columns."""
 
 import io
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,79 @@ def test_at_80_columns_file_paths_are_never_folded(monkeypatch: pytest.MonkeyPat
     [header, _, row] = wide.getvalue().splitlines()
     assert "quarantined" in header
     assert "data_samples/2026-11-20/support-bot.responses.jsonl │ responses │" in row
+
+
+def test_the_ingest_summary_accounts_for_every_file(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """70 files read over 7 folders, one with quarantined lines: that one is listed by itself
+    and the other 69 are counted by folder, so the rows add up to every file and every line,
+    and the summary names the query that lists each file (the README says so)."""
+    from transforms.ingest import IngestReport
+
+    files = [FileReport(source_file=str(tmp_path / "landing" / f"2026-11-{14 + d}" /
+                                        f"agent-{i}.responses.jsonl"),
+                        kind="responses", bytes=100, lines=10 + i, accepted=10 + i)
+             for d in range(7) for i in range(10)]
+    files[-1] = FileReport(source_file=files[-1].source_file, kind="responses", bytes=100,
+                           lines=19, accepted=15, quarantined=4)
+    seen = io.StringIO()
+    monkeypatch.setattr(ingest_cli, "out", Console(file=seen, width=200, color_system=None,
+                                                   soft_wrap=True))
+    ingest_cli._print_report(IngestReport(home=tmp_path / "home", files=files))
+    table = [ln for ln in seen.getvalue().splitlines() if "│" in ln]
+    named = [ln.split("│")[0].strip() for ln in table]
+    assert named[0].endswith("2026-11-20/agent-9.responses.jsonl")
+    assert named[1:] == [f"{tmp_path}/landing/2026-11-{14 + d}/ (10 files)" for d in range(6)] \
+        + [f"{tmp_path}/landing/2026-11-20/ (9 other files)"]
+    counts = [int(ln.split("│")[2].replace(",", "")) for ln in table]
+    assert sum(counts) == sum(f.lines for f in files)
+    assert ingest_cli.EVERY_FILE in seen.getvalue()
+    assert "70 files (0 unchanged): 1,015 lines, 1,011 accepted, 4 quarantined" in seen.getvalue()
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert ("counts the others by folder, and names the query of the `ingest_files` table "
+            "that lists every file") in readme
+
+
+def test_more_folders_than_the_summary_lists_are_one_row(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [FileReport(source_file=str(tmp_path / f"d{d:02d}" / "a.spans.jsonl"), kind="spans",
+                        bytes=10, lines=1, accepted=1) for d in range(20)]
+    seen = io.StringIO()
+    monkeypatch.setattr(ingest_cli, "out", Console(file=seen, width=200, color_system=None,
+                                                   soft_wrap=True))
+    ingest_cli._print_files([], files)
+    named = [ln.split("│")[0].strip() for ln in seen.getvalue().splitlines() if "│" in ln]
+    assert len(named) == ingest_cli.LISTED_FILES
+    assert named[-1] == "9 more folders (9 files)"
+
+
+def _piped(args: list[str], **env: str) -> str:
+    """`runlake ARGS | cat`: no standard stream a terminal, COLUMNS as given or unset."""
+    full = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.argv[0] = 'runlake'; "
+         "from transforms.command import main; main()", *args],
+        cwd=REPO, env={**full, **env}, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_piped_history_and_help_are_not_wrapped_at_80_columns(samples_lake: SamplesLake) -> None:
+    """Into a pipe rich would wrap at 80 columns: `runlake history | cat` gives each version
+    one line, whatever its cells hold, and `runlake --help | cat` gives each command's
+    description as flowing text at 120 columns, not its docstring's line breaks cut again at
+    80. COLUMNS, when set, is the width."""
+    history = _piped(["history", "--home", str(samples_lake.home)])
+    [row] = [ln for ln in history.splitlines() if "│ ingest │" in ln]
+    assert row.lstrip().startswith("1 ") and "quarantine 4" in row
+    assert len(history.splitlines()) == 3  # the header, its rule, the one version
+    assert max(len(ln) for ln in history.splitlines()) > 80
+    narrow = _piped(["history", "--home", str(samples_lake.home)], COLUMNS="60")
+    assert max(len(ln) for ln in narrow.splitlines()) <= 60
+    assert len(narrow.splitlines()) > 3
+    help_text = _piped(["--help"])
+    assert max(len(ln) for ln in help_text.splitlines()) == 120
+    assert "with their grain and columns, or print them as Spark or Trino SQL" in help_text
+    assert "and print what regressed. With" in help_text
+    assert max(len(ln) for ln in _piped(["--help"], COLUMNS="100").splitlines()) == 100

@@ -71,3 +71,42 @@ def test_checks_measure_against_their_limits(write_lines: Callable[..., Path],
     o = older["latest_day_is_fresh"]
     assert o.passed and "not the newest day with runs (2026-11-20)" in o.summary
     assert outcomes["truncation_rate_below_limit"].passed
+
+
+def test_freshness_is_judged_on_the_newest_landing_day_in_the_same_words(
+        write_lines: Callable[..., Path], home: Path) -> None:
+    """Days ingested oldest first into an empty lake are each the lake's newest when their turn
+    comes: with a newer day in the landing folder, an older day's partition passes, naming the
+    landing's newest day, so a first `make run` warns as often as the next one. The newest
+    day's warning says the same words when the same lake is checked again later that day."""
+    run = {"run_id": "r1", "agent": "a", "started_at": "2026-11-19T10:00:00Z",
+           "outcome": {"status": "passed"},
+           "response": {"final_response": "ok", "messages": [{"role": "assistant",
+                                                              "content": "ok"}]}}
+    ingest([write_lines([run], folder="landing/2026-11-19")], home)
+    s = Settings()
+    con = warehouse.live(home)
+    try:
+        def fresh(day: date, now: datetime, newest: date | None) -> checks.CheckOutcome:
+            [f] = [o for o in checks.run_all(con, day, s, now=now, newest_landing_day=newest)
+                   if o.name == "latest_day_is_fresh"]
+            return f
+
+        first = fresh(date(2026, 11, 19), datetime(2026, 12, 1, 9, tzinfo=UTC),
+                      date(2026, 11, 20))
+        assert first.passed, first.summary
+        assert first.summary == ("2026-11-19 is not the newest day in the landing folder "
+                                 "(2026-11-20): freshness is checked on the newest day")
+        assert first.metadata["latest_day"] == "2026-11-20"
+        # Without a newer landing day the lake's newest day is judged: 11 days and 9 h after
+        # the end of 2026-11-19, said in whole days, the same an hour later.
+        said = {fresh(date(2026, 11, 19), datetime(2026, 12, 1, hour, tzinfo=UTC),
+                      date(2026, 11, 19)).summary for hour in (9, 10)}
+        assert said == {"newest day 2026-11-19 ended 11 days ago (limit 36 h)"}
+        stale = fresh(date(2026, 11, 19), datetime(2026, 12, 1, 9, tzinfo=UTC), None)
+        assert not stale.passed and stale.metadata["age_hours"] == 273.0
+        # Under two days, in hours.
+        assert fresh(date(2026, 11, 19), datetime(2026, 11, 21, 6, tzinfo=UTC),
+                     None).summary == "newest day 2026-11-19 ended 30.0 h ago (limit 36 h)"
+    finally:
+        con.close()

@@ -39,20 +39,26 @@ class Served:
     """A `runlake serve` process and its URL."""
 
     def __init__(self, landing: Path, env: dict[str, str] | None = None,
-                 args: tuple[str, ...] = ()) -> None:
+                 args: tuple[str, ...] = (), landing_option: bool = True,
+                 cwd: Path | None = None) -> None:
         self.landing = landing
         full = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
         full.update(env or {})
+        where = ["--landing", str(landing)] if landing_option else []
         self.proc = subprocess.Popen(
-            [str(RUNLAKE), "serve", "--landing", str(landing), "--port", "0", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full)
+            [str(RUNLAKE), "serve", *where, "--port", "0", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full, cwd=cwd)
         assert self.proc.stdout is not None
         self.before: list[str] = []  # what it said before it listened
         first = ""
+        self.landing_line = ""  # where it writes, said first
         for line in self.proc.stdout:
             first = line
             if "receiving OTLP/HTTP on" in line:
                 break
+            if line.startswith("landing folder: ") and not self.landing_line:
+                self.landing_line = line
+                continue
             self.before.append(line)
         if "receiving OTLP/HTTP on" not in first:
             raise AssertionError(f"the receiver did not start: {first}{self.proc.stderr.read()}")
@@ -292,6 +298,42 @@ def test_it_will_not_listen_beyond_the_loopback_without_a_token(landing: Path) -
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "RUNLAKE_RECEIVER_TOKEN" in done.stderr
     assert not landing.exists()
+
+
+def test_without_landing_it_says_where_it_writes_and_the_pipeline_reads_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`runlake serve` with no --landing writes where RUNLAKE_LANDING says, else to the
+    default ./data_samples, and says so first, with the folder as an absolute path and which
+    setting chose it; the folder the Dagster pipeline reads (Settings().landing) is that one,
+    and an ingest of it finds the spans."""
+    from transforms.read.landing import files_by_day
+    from transforms.settings import Settings
+
+    served = Served(tmp_path / "data_samples", landing_option=False, cwd=tmp_path)
+    try:
+        assert served.landing_line == (
+            f"landing folder: {tmp_path}/data_samples (the default: neither --landing nor "
+            "RUNLAKE_LANDING is set); the Dagster landing sensor reads it when RUNLAKE_LANDING "
+            f"names it, and `runlake ingest {tmp_path}/data_samples` reads what arrived\n")
+        assert post(served.url, json_request([json_span("a" * 32, "b" * 16)]), otlp.JSON)[0] \
+            == 200
+    finally:
+        said = served.stop()
+    assert said.startswith("stopped: 1 request, 1 span written in 1 file")
+    monkeypatch.chdir(tmp_path)
+    for var in [v for v in os.environ if v.startswith("RUNLAKE_")]:
+        monkeypatch.delenv(var)
+    by_day = files_by_day(Settings().landing)
+    [files] = by_day.values()
+    assert [f.path.resolve().parent.parent for f in files] == [tmp_path / "data_samples"]
+    report = ingest([tmp_path / "data_samples"], tmp_path / "home")
+    assert report.rows["spans"] == 1
+    # Named by RUNLAKE_LANDING: said so.
+    chosen = tmp_path / "chosen"
+    served = Served(chosen, {"RUNLAKE_LANDING": str(chosen)}, landing_option=False,
+                    cwd=tmp_path)
+    served.stop()
+    assert served.landing_line.startswith(f"landing folder: {chosen} (RUNLAKE_LANDING); ")
 
 
 def _ingest(landing: Path, home: Path) -> Any:

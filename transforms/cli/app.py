@@ -30,11 +30,32 @@ if TYPE_CHECKING:
 
 
 
+PIPED_WIDTH = 100_000
+"""The width of output into a pipe or a file when COLUMNS is not set: a table's rows are never
+wrapped at 80 columns there (rich's width for what is not a terminal); a table is as wide as
+its cells, and text is never wrapped anyway (soft wrap)."""
+
+PIPED_HELP_WIDTH = 120
+"""The width of --help when no standard stream is a terminal and neither COLUMNS nor
+TERMINAL_WIDTH is set (a terminal on any stream, as with `runlake --help | less`, gives its
+own width)."""
+
+
 def console(**options: Any) -> Console:
     """A console that prints text as it is: what runlake prints is data (trace text, file and
     column names, values), never Rich markup (`[/INST]` in a transcript is no closing tag),
-    emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly."""
-    return Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
+    emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly. Into a
+    pipe or a file it is PIPED_WIDTH wide, unless COLUMNS says how wide."""
+    c = Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
+    if "width" not in options and not c.is_terminal and not _columns_set():
+        c.width = PIPED_WIDTH
+    return c
+
+
+def _columns_set() -> bool:
+    import os
+
+    return os.environ.get("COLUMNS", "").strip().isdigit()
 
 
 out = console()
@@ -99,6 +120,18 @@ class _OneLineErrors(TyperGroup):
         known = super().list_commands(ctx)
         return sorted(known, key=lambda c: COMMANDS.index(c) if c in COMMANDS else len(COMMANDS))
 
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, its line in `runlake --help` the first paragraph of its docstring as
+        one flowing text (typer keeps the docstring's line breaks there, which wrapped lines
+        then cut into a ragged mess)."""
+        import inspect
+
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and command.short_help is None and command.help:
+            first = inspect.cleandoc(command.help).split("\n\n")[0]
+            command.short_help = " ".join(first.split())
+        return command
+
     def invoke(self, ctx: Any) -> Any:
         args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # before click consumes them
         try:
@@ -162,6 +195,26 @@ def _argument_usage(self: Any) -> str:
         name += "..."
     return name if self.required else f"[{name}]"
 
+
+def _help_width(format_help: Any) -> Any:
+    """--help at PIPED_HELP_WIDTH when no standard stream is a terminal and neither COLUMNS nor
+    TERMINAL_WIDTH says a width (rich would use 80)."""
+
+    def fitted(self: Any, ctx: Any, formatter: Any) -> Any:
+        import os
+
+        from typer import rich_utils
+
+        if not (_columns_set() or os.environ.get("TERMINAL_WIDTH")
+                or any(os.isatty(fd) for fd in (0, 1, 2))):
+            rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
+        return format_help(self, ctx, formatter)
+
+    return fitted
+
+
+for _cls in (typer.core.TyperCommand, typer.core.TyperGroup):
+    _cls.format_help = _help_width(_cls.format_help)  # type: ignore[method-assign]
 
 _option_type = typer.core.TyperOption.display_type_rich
 typer.core.TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]

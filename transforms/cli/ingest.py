@@ -98,8 +98,13 @@ def ingest_cmd(
 
 
 LISTED_FILES = 12
-"""Up to this many files are listed one per line; beyond, only those worth a look (errors,
-quarantined lines, unknown kinds), and unchanged files are counted in one line."""
+"""Up to this many files read are listed one per line; beyond, those worth a look (errors,
+quarantined lines, unknown kinds) are, and the others are counted by folder (up to this many
+folders); unchanged files are counted in one line."""
+
+EVERY_FILE = ('runlake sql "select source_file, kind, lines, lines_accepted, lines_quarantined, '
+              'lines_blank from ingest_files order by source_file"')
+"""Where every file's counts are, when the summary counts some of them by folder."""
 
 
 def _print_report(r: "IngestReport") -> None:
@@ -108,13 +113,18 @@ def _print_report(r: "IngestReport") -> None:
 
     done = [f for f in r.files if not f.skipped]
     n_skipped = len(r.files) - len(done)
+    grouped: list[FileReport] = []
     if len(r.files) <= LISTED_FILES:
         shown = r.files
-    else:  # a re-run over a big landing folder: what was read this time, not what was not
-        shown = done if len(done) <= LISTED_FILES else [
-            f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
-    if shown:
-        _print_files(shown)
+    elif len(done) <= LISTED_FILES:  # a re-run over a big landing folder: what was read
+        shown = done
+    else:
+        shown = [f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
+        grouped = [f for f in done if f not in shown]
+    if shown or grouped:
+        _print_files(shown, grouped)
+    if grouped:
+        out.print(f"each file's counts: {EVERY_FILE}", highlight=False, markup=False)
     if n_skipped and len(r.files) > LISTED_FILES:
         out.print(f"{n_skipped:,} file{'' if n_skipped == 1 else 's'} unchanged, skipped",
                   highlight=False)
@@ -208,9 +218,12 @@ def _held(r: "IngestReport"
     return counts, codes, (int(repeated[0]), int(repeated[1])), int(traced[0])
 
 
-def _print_files(shown: list["FileReport"]) -> None:
-    """The files read, one row each: a table when it fits the terminal, else each file's path
-    on its own line and its counts under it (never a path folded into pieces)."""
+def _print_files(shown: list["FileReport"], grouped: list["FileReport"] | None = None
+                 ) -> None:
+    """The files read, one row each (`shown`), then `grouped` counted by folder, one row per
+    folder (up to LISTED_FILES, then one row for the rest): a table when it fits the terminal,
+    else each row's name on its own line and its counts under it (never a path folded into
+    pieces)."""
     numbers = ("lines", "accepted", "quarantined", "blank")
     t = Table(show_edge=False)
     t.add_column("file", no_wrap=True)
@@ -230,6 +243,16 @@ def _print_files(shown: list["FileReport"]) -> None:
         rows.append((_shown_path(f.source_file), f"{f.kind or 'unknown'}: {said}"
                      + (f"; {note}" if note else "")))
         t.add_row(rows[-1][0], f.kind or "unknown", *counts, note)
+    for name, files in _by_folder(grouped or []):
+        kinds = ", ".join(sorted({f.kind or "unknown" for f in files}))
+        sums = [sum(getattr(f, x) for f in files)
+                for x in ("lines", "accepted", "quarantined", "blank")]
+        said = (f"{counted(sums[0], 'line')}, {sums[1]:,} accepted, {sums[2]:,} quarantined, "
+                f"{sums[3]:,} blank")
+        other = any(_shown_path(f.source_file).startswith(name) for f in shown)
+        label = f"{name} ({counted(len(files), 'other file' if other else 'file')})"
+        rows.append((label, f"{kinds}: {said}"))
+        t.add_row(label, kinds, *(f"{x:,}" for x in sums), "")
     wide = Measurement.get(out, out.options.update_width(100_000), t).maximum
     if wide <= out.width or not out.is_terminal and out.width >= wide:
         out.print(t, highlight=False, markup=False)
@@ -240,6 +263,22 @@ def _print_files(shown: list["FileReport"]) -> None:
     for path, said in rows:
         out.print(path, highlight=False, markup=False)
         out.print(f"  {said}", highlight=False, markup=False)
+
+
+def _by_folder(files: list["FileReport"]) -> list[tuple[str, list["FileReport"]]]:
+    """Files grouped by the folder they are in (`data_samples/2026-11-20/`), in name order,
+    at most LISTED_FILES folders: the rest are one group, `N more folders`."""
+    folders: dict[str, list[FileReport]] = {}
+    for f in sorted(files, key=lambda f: f.source_file):
+        path = _shown_path(f.source_file)
+        folder = path.rsplit("/", 1)[0] + "/" if "/" in path else "./"
+        folders.setdefault(folder, []).append(f)
+    groups = list(folders.items())
+    if len(groups) <= LISTED_FILES:
+        return groups
+    rest = groups[LISTED_FILES - 1:]
+    return [*groups[:LISTED_FILES - 1],
+            (f"{counted(len(rest), 'more folder')}", [f for _, fs in rest for f in fs])]
 
 
 def _shown_path(source_file: str) -> str:

@@ -13,8 +13,10 @@ MIB = 1 << 20
 @app.command("serve")
 def serve_cmd(
     landing: Annotated[Path | None, typer.Option("--landing", help="Folder the received spans are "
-                                          "written to, as DAY/….otlp.jsonl files "
-                                          "[default: $RUNLAKE_LANDING]",
+                                          "written to, as DAY/….otlp.jsonl files; it is printed "
+                                          "at start [default: $RUNLAKE_LANDING, else "
+                                          "./data_samples, the folder the Dagster landing "
+                                          "sensor watches]",
                                           show_default=False)] = None,
     host: Annotated[str, typer.Option(help="Address to listen on; any other than the loopback "
                                       "needs RUNLAKE_RECEIVER_TOKEN.")] = "127.0.0.1",
@@ -26,11 +28,19 @@ def serve_cmd(
     from transforms.receiver.server import is_loopback, serve
 
     config = _settings()
-    if landing is None:
+    if landing is not None:
+        chosen = "--landing"
+    else:
         if not isinstance(config.landing, Path):
             _fail(f"RUNLAKE_LANDING {config.landing} is not a local folder: the receiver "
                   "writes local files (pass --landing DIR)", 2)
         landing = Path(config.landing)
+        chosen = ("RUNLAKE_LANDING" if "landing" in config.model_fields_set else
+                  "the default: neither --landing nor RUNLAKE_LANDING is set")
+    landing = landing.absolute()
+    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say(f"landing folder: {landing} ({chosen}); the Dagster landing sensor reads it when "
+        f"RUNLAKE_LANDING names it, and `runlake ingest {landing}` reads what arrived")
     token = config.receiver_token
     if token is None and not is_loopback(host):
         _fail(f"--host {host} listens beyond this machine: set RUNLAKE_RECEIVER_TOKEN (at "
@@ -42,4 +52,4 @@ def serve_cmd(
           file_bytes=int(config.receiver_file_mb * MIB),
           file_seconds=config.receiver_file_seconds,
           memory_bytes=int(config.receiver_memory_mb * MIB),
-          say=lambda text: out.print(_printable(text), highlight=False, markup=False))
+          say=say)

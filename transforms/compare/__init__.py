@@ -44,11 +44,11 @@ MAX_FLIPS = 30
 JSON_KEYS = ("group", "n_strata", "baseline_n_graded", "candidate_n_graded",
              "baseline_pass_rate", "candidate_pass_rate", "cmh_p_value", "rise_p_value",
              "q_value", "rise_q_value", "mde", "verdict", "reasons", "scores", "what_changed")
-"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat):
-`reasons` why it regressed, `scores` each named score's change (name, n_cases, baseline_mean,
-candidate_mean, p_value, q_value, verdict) and `what_changed` the fields whose value changed
-between the sides' runs of a case (field, before, after, n_cases, n_flipped_cases,
-n_pass_to_fail)."""
+"""The keys of each group's object in `--format json` (and `pass_at_k` where cases repeat on
+both sides): `reasons` why it regressed, `scores` each named score's change (name, n_cases,
+baseline_mean, candidate_mean, p_value, q_value, verdict) and `what_changed` the fields whose
+value changed between the sides' runs of a case (field, before, after, n_cases,
+n_flipped_cases, n_pass_to_fail)."""
 
 Row = dict[str, Any]
 
@@ -73,10 +73,16 @@ class Group(VerdictRow):
         lists = {"group": self.key, "reasons": self.reasons, "scores": self.json_scores(),
                  "what_changed": self.json_changes()}
         out = {k: lists[k] if k in lists else _jsonable(self.row[k]) for k in JSON_KEYS}
-        if self.pass_at_k:
+        both = self.pass_at_k_both_sides()
+        if any(r["k"] > 1 for r in both):
             out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
-                                 if k not in ("agent", "model")} for r in self.pass_at_k]
+                                 if k not in ("agent", "model")} for r in both]
         return out
+
+    def pass_at_k_both_sides(self) -> list[Row]:
+        """The pass@k rows of the k that both sides have a case with at least k graded runs
+        of: a k beyond one side's trials has no value on that side, and is left out."""
+        return [r for r in self.pass_at_k if r["baseline_n_cases"] and r["candidate_n_cases"]]
 
     def line(self) -> str:
         """The group's verdict and figures in one plain line (no markup)."""
@@ -106,8 +112,7 @@ class Group(VerdictRow):
                 r["candidate_tokens_per_run"] is not None:
             parts.append(f"tokens/run {_num(r['baseline_tokens_per_run'])} -> "
                          f"{_num(r['candidate_tokens_per_run'])}")
-        both = [k for k in self.pass_at_k if k["k"] > 1 and k["baseline_n_cases"]
-                and k["candidate_n_cases"]]
+        both = [k for k in self.pass_at_k_both_sides() if k["k"] > 1]
         for k in both[-1:]:
             parts.append(f"pass@{k['k']} {pct(k['baseline_pass_at_k'])} -> "
                          f"{pct(k['candidate_pass_at_k'])}, pass^{k['k']} "

@@ -38,7 +38,7 @@ def _rate(part: int, whole: int) -> float:
 
 
 def lines_accounted_for(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-                        now: datetime) -> Measured:
+                        now: datetime, newest_landing_day: date | None) -> Measured:
     """Every file's lines are rows, quarantine or blank, and the lake holds them (whole lake)."""
     bad = con.execute("SELECT source_file, lines, lines_accounted, lines_quarantined, "
                       "quarantine_rows, lines_accepted, run_rows "
@@ -53,7 +53,7 @@ def lines_accounted_for(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
 
 
 def quarantine_share(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-                     now: datetime) -> Measured:
+                     now: datetime, newest_landing_day: date | None) -> Measured:
     """Share of the day's input lines that were quarantined."""
     lines, quarantined = con.execute(
         "SELECT coalesce(sum(lines), 0), coalesce(sum(lines_quarantined), 0) "
@@ -72,7 +72,7 @@ def _day_runs(con: duckdb.DuckDBPyConnection, day: date) -> int:
 
 
 def contract_violation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-                            now: datetime) -> Measured:
+                            now: datetime, newest_landing_day: date | None) -> Measured:
     """Share of the day's runs with an error-severity contract finding."""
     runs = _day_runs(con, day)
     bad = int(db.scalar(con, "SELECT count(*) FROM v_contract_violations WHERE day = ?", [day]))
@@ -86,7 +86,7 @@ def contract_violation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settin
 
 
 def truncation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-                    now: datetime) -> Measured:
+                    now: datetime, newest_landing_day: date | None) -> Measured:
     """Share of the day's runs with at least one truncation finding (any layer)."""
     runs = _day_runs(con, day)
     cut = int(db.scalar(con, "SELECT count(DISTINCT v_truncations.run_id) FROM v_truncations "
@@ -105,24 +105,38 @@ def truncation_rate(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
 
 
 def latest_day_is_fresh(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-                        now: datetime) -> Measured:
+                        now: datetime, newest_landing_day: date | None) -> Measured:
     """The newest day with runs ended at most `freshness_hours` ago, checked on the newest
     day's partition only: an older day (a backfill) passes, naming the newest, so that a
-    backfill of a month warns once, not once a day."""
+    backfill of a month warns once, not once a day. The newest day is the newer of the lake's
+    newest day with runs and `newest_landing_day` (the newest day the landing folder has files
+    for): days ingested oldest first into an empty lake are each the lake's newest when their
+    turn comes, yet only the last is the newest day there is, so a first `make run` warns as
+    often as the next one (once)."""
     limit = f"{s.freshness_hours:g}"
     latest = db.scalar(con, "SELECT max(day) FROM runs")
     if latest is None:
         return Measured(False, "the lake has no runs yet", {"limit_hours": limit})
-    if day < latest:
-        return Measured(True, f"{day.isoformat()} is not the newest day with runs "
-                        f"({latest.isoformat()}): freshness is checked on the newest day",
-                        {"latest_day": latest.isoformat(), "limit_hours": limit})
+    newest = max(latest, newest_landing_day) if newest_landing_day else latest
+    if day < newest:
+        which = "with runs" if newest == latest else "in the landing folder"
+        return Measured(True, f"{day.isoformat()} is not the newest day {which} "
+                        f"({newest.isoformat()}): freshness is checked on the newest day",
+                        {"latest_day": newest.isoformat(), "limit_hours": limit})
     ended = datetime.combine(latest + timedelta(days=1), datetime.min.time(), UTC)
     age = max(0.0, (now - ended).total_seconds() / 3600)
     return Measured(
         age <= s.freshness_hours,
-        f"newest day {latest.isoformat()} ended {age:.1f} h ago (limit {limit} h)",
+        f"newest day {latest.isoformat()} ended {_age(age)} ago (limit {limit} h)",
         {"latest_day": latest.isoformat(), "age_hours": round(age, 1), "limit_hours": limit})
+
+
+def _age(hours: float) -> str:
+    """An age as the warning says it: in hours (one decimal) under two days, else in whole
+    days, so that the same lake checked again the same day says the same words."""
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{int(hours // 24)} days"
 
 
 @dataclass(frozen=True)
@@ -133,7 +147,10 @@ class Check:
     blocking: bool
     """A failure stops the warehouse from being published (Dagster: ERROR, else WARN)."""
     description: str
-    measure: Callable[[duckdb.DuckDBPyConnection, date, Settings, datetime], Measured]
+    measure: Callable[[duckdb.DuckDBPyConnection, date, Settings, datetime, date | None],
+                      Measured]
+    """(connection, day, settings, now, the newest day the landing folder has files for or
+    None when not known) -> what it measured."""
 
 
 CHECKS: tuple[Check, ...] = (
@@ -156,10 +173,13 @@ CHECKS: tuple[Check, ...] = (
 
 
 def run_all(con: duckdb.DuckDBPyConnection, day: date, s: Settings,
-            now: datetime | None = None) -> list[CheckOutcome]:
+            now: datetime | None = None,
+            newest_landing_day: date | None = None) -> list[CheckOutcome]:
+    """Every check of `day`'s partition; `newest_landing_day`: the newest day the landing
+    folder has files for (freshness is judged on that day's partition only)."""
     now = now or datetime.now(UTC)
     out = []
     for c in CHECKS:
-        m = c.measure(con, day, s, now)
+        m = c.measure(con, day, s, now, newest_landing_day)
         out.append(CheckOutcome(c.name, m.passed, c.blocking, m.summary, m.metadata))
     return out
