@@ -101,7 +101,8 @@ score_changes as (
     select
         agent,
         model,
-        list(score_name order by score_name) as regressed_scores
+        list(score_name order by score_name) as regressed_scores,
+        true as is_score_regression
     from compare_scores(selection)
     where verdict = 'regressed'
     group by agent, model
@@ -139,7 +140,8 @@ tested as (
                 then normal_cdf(0 - strata.cmh_deviation / sqrt(strata.cmh_variance))
         end as cmh_rise_p_value,
         min_detectable_drop(baseline_n_passed, baseline_n_graded, candidate_n_graded) as mde,
-        coalesce(score_changes.regressed_scores, []::varchar[]) as regressed_scores
+        coalesce(score_changes.regressed_scores, []::varchar[]) as regressed_scores,
+        coalesce(score_changes.is_score_regression, false) as is_score_regression
     from sides
     left join strata
         on
@@ -221,8 +223,7 @@ judged as (
             and adjusted.error_rate_candidate > adjusted.error_rate_baseline,
             false
         ) as is_error_regression,
-        adjusted.baseline_n_runs > 0 and adjusted.candidate_n_runs = 0 as is_missing,
-        len(adjusted.regressed_scores) > 0 as is_score_regression
+        adjusted.baseline_n_runs > 0 and adjusted.candidate_n_runs = 0 as is_missing
     from adjusted
 )
 

@@ -101,7 +101,7 @@ def test_materialize_runs_the_landing_days(tmp_path: Path) -> None:
     assert len(failing) == 2, failing
     assert failing[0].startswith("warn: latest_day_is_fresh: newest day "), failing
     assert failing[1] == "warn: no_regression: nothing regressed; 0 pass-rate drops with " \
-        "q < 0.05; 1 crashed runs", failing
+        "q < 0.05; 1 crashed run", failing
 
 
 def _tree(pid: int) -> set[int]:

@@ -129,7 +129,7 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
     # from its trace) fails the check.
     assert "71 runs" in report["summary"].value, report["summary"].value
     assert not checks["no_regression"].passed
-    assert "1 crashed runs" in str(checks["no_regression"].description)
+    assert "1 crashed run" in str(checks["no_regression"].description)
     con = warehouse.connect(home)
     try:
         # Only that day's folder was read.

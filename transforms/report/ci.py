@@ -33,9 +33,9 @@ def suites(v: Verdict) -> list[Suite]:
                   Check("scores", FAILURE, f"REGRESSION {line}") if "scores" in p.reasons
                   else Check("scores", PASSED)]
         if p.regressed and p.changes_line() is not None:
-            for c in checks:
-                if c.outcome == FAILURE:
-                    c.detail = f"{c.message}\n{p.changes_line()}"
+            for check in checks:
+                if check.outcome == FAILURE:
+                    check.detail = f"{check.message}\n{p.changes_line()}"
         for c in missing.get((p.agent, p.model), []):
             checks.append(Check(f"missing test case {c['test_case_id']}", FAILURE,
                                 f"MISSING {name}: test case {c['test_case_id']} not run on "
