@@ -370,3 +370,22 @@ def test_markdown_cells_stay_one_line_of_text() -> None:
     assert md("\u202eevil") == "U+202Eevil"
     assert md("abc|", most=3) == "abc" and md("ab|d", most=3) == "ab\\|"
     assert md(None) == ""
+
+
+def test_pairs_without_an_agent_or_model_come_after_the_named_ones(samples_home: Path) -> None:
+    """The verdict table and the not-enough-evidence lines put the runs that name no agent or
+    model (`unknown`) after the real pairs of the same standing."""
+    res = RUNNER.invoke(app, ["report", "--home", str(samples_home)])
+    assert res.exit_code == 0, res.output
+    evidence = [line for line in res.output.splitlines() if "NOT ENOUGH EVIDENCE" in line]
+    named = [i for i, line in enumerate(evidence) if "unknown" not in line]
+    unnamed = [i for i, line in enumerate(evidence) if "unknown" in line]
+    assert named and unnamed and max(named) < min(unnamed), evidence
+    page = (samples_home / "reports" / "nightly-2026-11-20.html").read_text()
+    table = page[page.index("<h3 style=\"margin-top:16px\">Every agent and model</h3>"):]
+    table = table[:table.index("</table>")]
+    pairs = re.findall(r"<tr class=\"[^\"]*\"><td>([^<]*)</td>", table)
+    assert len(pairs) == 9, pairs
+    first_unknown = next(i for i, p in enumerate(pairs) if "unknown" in p)
+    assert all("unknown" in p for p in pairs[first_unknown:]), pairs
+    assert pairs[first_unknown:] != pairs, pairs

@@ -325,3 +325,33 @@ def test_matches_scipy_where_installed() -> None:
     want = stats.wilcoxon(HELPFULNESS, alternative="less", zero_method="wilcox",
                           correction=False, method="approx").pvalue
     assert _signed_rank_p(HELPFULNESS) == pytest.approx(want, rel=1e-6)
+
+
+def test_ci_formats_and_the_webhook_carry_scores_and_changes(week: Path, tmp_path: Path) -> None:
+    import junitparser
+
+    from transforms.report import nightly
+
+    xml, md = tmp_path / "nightly.xml", tmp_path / "nightly.md"
+    res = RUNNER.invoke(app, ["report", "--home", str(week), "--junit", str(xml),
+                              "--markdown", str(md)])
+    assert res.exit_code == 0, res.output
+    suites = {s.name: {c.name: c for c in s} for s in junitparser.JUnitXml.fromfile(str(xml))}
+    (failure,) = suites["judged / gpt-4.1"]["scores"].result
+    assert failure.message.startswith("REGRESSION judged / gpt-4.1: scores fell: helpfulness")
+    (failure,) = suites["prompted / gpt-4.1"]["pass rate"].result
+    assert "what changed: system_prompt_id sp-17 -> sp-18 in 8 of 8" in failure.text
+    assert suites["prompted / gpt-4.1"]["scores"].is_passed
+    text = md.read_text()
+    # Markdown with its markup characters escaped.
+    assert "score drop" in text
+    assert "what changed: system\\_prompt\\_id sp-17 -\\> sp-18 in 8 of 8" in text
+    con = warehouse.connect(week)
+    try:
+        payload = nightly.read(con, LATEST, 7).payload()
+    finally:
+        con.close()
+    regressed = {p["agent"]: p for p in payload["regressed"]}
+    assert regressed["judged"]["reasons"] == ["scores"]
+    assert [s["name"] for s in regressed["judged"]["scores"]] == ["helpfulness"]
+    assert regressed["prompted"]["what_changed"][0]["field"] == "system_prompt_id"
