@@ -8,22 +8,8 @@
 -- (under 10 non-zero differences) or no_change.
 -- Grain: one row per agent, model and score name with the score on both sides of a test case.
 create or replace macro score_regressions(on_day, baseline_days) as table
-with window_ as (
-    select * from comparison_window(on_day, baseline_days)
-),
-
-window_sides as (  -- noqa: ST03
-    select
-        runs.run_id,
-        runs.agent,
-        runs.model,
-        runs.test_case_id,
-        case when runs.day = window_.latest_day then 'candidate' else 'baseline' end as side
-    from runs
-    cross join window_
-    where
-        runs.day between window_.baseline_start and window_.latest_day
-        and runs.test_case_id is not null
+with window_sides as (  -- noqa: ST03
+    select * from window_runs(on_day, baseline_days)
 )
 
 select
@@ -45,4 +31,4 @@ select
     window_.baseline_start,
     window_.baseline_end
 from compare_scores('window_sides') as scores_
-cross join window_
+cross join comparison_window(on_day, baseline_days) as window_

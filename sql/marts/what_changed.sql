@@ -8,24 +8,8 @@
 -- of the cases showing it went from pass to fail (test_case_flips).
 -- Grain: one row per agent, model, field, before and after shown by at least one case.
 create or replace macro what_changed(on_day, baseline_days) as table
-with window_ as (
-    select * from comparison_window(on_day, baseline_days)
-),
-
-window_sides as (  -- noqa: ST03
-    select
-        runs.run_id,
-        runs.agent,
-        runs.model,
-        runs.test_case_id,
-        runs.status,
-        runs.started_at,
-        case when runs.day = window_.latest_day then 'candidate' else 'baseline' end as side
-    from runs
-    cross join window_
-    where
-        runs.day between window_.baseline_start and window_.latest_day
-        and runs.test_case_id is not null
+with window_sides as (  -- noqa: ST03
+    select * from window_runs(on_day, baseline_days)
 )
 
 select
@@ -41,4 +25,4 @@ select
     window_.baseline_start,
     window_.baseline_end
 from compare_what_changed('window_sides') as changes
-cross join window_
+cross join comparison_window(on_day, baseline_days) as window_
