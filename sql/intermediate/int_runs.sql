@@ -1,9 +1,9 @@
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields (a run made from a trace: error when its root span
 -- failed, else failed when any of its evaluations' verdicts is fail (of the evaluations
--- deciding_evaluations names, when it names some), with the first such by name
--- evaluation as outcome_explanation, passed when one is pass and none fail, else ungraded), with the model, token totals and runtime taken from
--- the run's spans where the line has none (the model canonical, the exact names beside it,
+-- deciding_evaluations names, when it names some), with the first such by name evaluation as
+-- outcome_explanation, passed when one is pass and none fail, else ungraded), with the model,
+-- token totals and runtime taken from the run's spans where the line has none (the model canonical, the exact names beside it,
 -- the run's cost in USD, where its price came from and the price period used), and how many
 -- findings the run has (its own, its spans', and those derived across tables; a finding that
 -- LLM calls' prompts repeat counts once), how many of them errors.

@@ -1,10 +1,11 @@
--- Purpose: every score with the run it counts toward (a log record delivered twice once). A response line's outcome.scores belong to
--- its run. A span event's evaluation belongs to its span's run (int_span_runs). An OTLP log
--- record's belongs to the run its run_id attribute names, else to the run of the span it names
--- (trace_id and span_id, any copy of the span within a day of the record), else to the one run
--- of its trace within a day of it, else to the run of the span that reported its
--- gen_ai.response.id (an LLM call within a day of it). run_day is the run's day when it is within
--- a day of the score (the score counts toward it); verdict is score_verdict(label).
+-- Purpose: every score with the run it counts toward (a log record delivered twice once). A
+-- response line's outcome.scores belong to its run. A span event's evaluation belongs to its
+-- span's run (int_span_runs). An OTLP log record's belongs to the run its run_id attribute
+-- names, else to the run of the span it names (trace_id and span_id, any copy of the span
+-- within a day of the record), else to the one run of its trace within a day of it, else to the
+-- run of the span that reported its gen_ai.response.id (an LLM call within a day of it).
+-- run_day is the run's day when it is within a day of the score (the score counts toward it);
+-- verdict is score_verdict(label).
 -- Grain: one row per score as read.
 create or replace view intermediate.int_scores as
 with read_scores as (
@@ -29,7 +30,7 @@ scores as (
                 order by source_file desc, source_line desc, score_index desc
             ) as copy_rank
         from read_scores
-    )
+    ) as copies
     where copy_rank = 1
 ),
 
@@ -116,7 +117,7 @@ found as (
         select *, 3 as way from by_trace
         union all
         select *, 4 as way from by_response
-    )
+    ) as ways
     group by source_file, source_line, score_index
 ),
 

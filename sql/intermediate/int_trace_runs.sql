@@ -84,7 +84,7 @@ candidates as (
         select * from agent_spans
         union all
         select * from top_spans
-    )
+    ) as spans_
 ),
 
 roots as (
@@ -165,11 +165,11 @@ latest as (
 claimed as (
     select latest.trace_id, latest.span_id
     from latest
-    inner join keys on keys.trace_id = latest.trace_id
+    inner join keys on latest.trace_id = keys.trace_id
     union
     select latest.trace_id, latest.span_id
     from latest
-    inner join keys on keys.run_id = latest.trace_run_id
+    inner join keys on latest.trace_run_id = keys.run_id
     union
     select trace_id, span_id from latest where named_by_line
 ),
@@ -205,9 +205,9 @@ select
     cast(null as varchar) as final_response,
     cast(null as bigint) as final_response_chars,
     false as final_response_truncated,
-    0::bigint as n_messages,
-    0::bigint as n_tool_calls,
-    0::bigint as n_thinking,
+    cast(0 as bigint) as n_messages,
+    cast(0 as bigint) as n_tool_calls,
+    cast(0 as bigint) as n_thinking,
     cast(null as bigint) as input_tokens,
     cast(null as bigint) as output_tokens,
     case when duration_ms >= 0 then duration_ms end as agent_runtime_ms,

@@ -4,9 +4,9 @@
 -- 'passed'; failed = 'failed' or 'contract_violation'; error, skipped and ungraded runs take no
 -- side. A case flipped when its outcome on the two sides differs (direction pass_to_fail or
 -- fail_to_pass): by its pass rates (passed at 0.5 or more) when it has more than one graded run
--- on on_day (repeated trials), else by each side's last graded run (compare_cases). is_flaky describes a case whose
--- outcome differs between runs of the baseline (or of the latest day); nothing is left out
--- because of it.
+-- on on_day (repeated trials), else by each side's last graded run (compare_cases). is_flaky
+-- describes a case whose outcome differs between runs of the baseline (or of the latest day);
+-- nothing is left out because of it.
 -- Grain: one row per agent, model (the run's), test_case_id with a graded run in the window.
 create or replace macro case_outcomes(on_day, baseline_days) as table
 with window_ as (
