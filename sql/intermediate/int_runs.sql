@@ -3,10 +3,11 @@
 -- failed, else failed when any of its evaluations' verdicts is fail (of the evaluations
 -- deciding_evaluations names, when it names some), with the first such by name evaluation as
 -- outcome_explanation, passed when one is pass and none fail, else ungraded), with the model,
--- token totals and runtime taken from the run's spans where the line has none (the model canonical, the exact names beside it,
--- the run's cost in USD, where its price came from and the price period used), and how many
--- findings the run has (its own, its spans', and those derived across tables; a finding that
--- LLM calls' prompts repeat counts once), how many of them errors.
+-- token totals and runtime taken from the run's spans where the line has none (the model
+-- canonical, the exact names beside it, the run's cost in USD, where its price came from and
+-- the price period used), and how many findings the run has (its own, its spans', and those
+-- derived across tables; a finding that LLM calls' prompts repeat counts once), how many of
+-- them errors.
 -- Grain: one row per run (or turn of a multi-turn session).
 create or replace view intermediate.int_runs as
 with lines as (
