@@ -128,11 +128,7 @@ def measure(n_exporters: int, spans: int, batch: int, body_file: Path,
         served = subprocess.Popen([str(RUNLAKE), "serve", "--landing", str(landing),
                                    "--port", "0"], stdout=subprocess.PIPE, text=True, env=env)
         assert served.stdout is not None
-        line = served.stdout.readline()
-        if "receiving" not in line:
-            served.kill()
-            raise SystemExit(f"the receiver did not start: {line}")
-        url = line.split(" on ", 1)[1].split(" into ", 1)[0]
+        url = _listening(served)
         start = time.perf_counter()
         procs = [subprocess.Popen([sys.executable, __file__, "--exporter", url, str(body_file),
                                    str(per), "1" if compress else "0"], cwd=ROOT,
@@ -258,11 +254,18 @@ def _start(env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[st
     served = subprocess.Popen([str(RUNLAKE), "serve", "--landing", str(landing), "--port", "0"],
                               stdout=subprocess.PIPE, text=True, env=env)
     assert served.stdout is not None
-    line = served.stdout.readline()
-    if "receiving" not in line:
-        served.kill()
-        raise SystemExit(f"the receiver did not start: {line}")
-    return served, line.split(" on ", 1)[1].split(" into ", 1)[0], landing
+    return served, _listening(served), landing
+
+
+def _listening(served: subprocess.Popen[str]) -> str:
+    """The URL the receiver listens on, from its `receiving OTLP/HTTP on URL into ...` line
+    (the lines before it, such as where it writes, are skipped)."""
+    assert served.stdout is not None
+    for line in served.stdout:
+        if "receiving" in line:
+            return line.split(" on ", 1)[1].split(" into ", 1)[0]
+    served.kill()
+    raise SystemExit("the receiver did not start")
 
 
 def _stop(served: subprocess.Popen[str], landing: Path) -> None:

@@ -300,21 +300,30 @@ def test_it_will_not_listen_beyond_the_loopback_without_a_token(landing: Path) -
     assert not landing.exists()
 
 
-def test_without_landing_it_says_where_it_writes_and_the_pipeline_reads_there(
+def test_without_landing_it_asks_for_one_and_says_where_it_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`runlake serve` with no --landing writes where RUNLAKE_LANDING says, else to the
-    default ./data_samples, and says so first, with the folder as an absolute path and which
-    setting chose it; the folder the Dagster pipeline reads (Settings().landing) is that one,
-    and an ingest of it finds the spans."""
+    """`runlake serve` with neither --landing nor RUNLAKE_LANDING refuses to start, saying how
+    to name a folder (the settings' default landing folder is the samples', which live traces
+    would mix with), and writes nothing. Named by RUNLAKE_LANDING, it says first where it
+    writes, as an absolute path, and what chose it; the folder the Dagster pipeline reads
+    (Settings().landing) is that one, and an ingest of it finds the spans."""
     from transforms.read.landing import files_by_day
     from transforms.settings import Settings
 
-    served = Served(tmp_path / "data_samples", landing_option=False, cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
+    refused = subprocess.run([str(RUNLAKE), "serve", "--port", "0"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "say where to write what arrives: --landing DIR, or RUNLAKE_LANDING=DIR" in \
+        refused.stderr
+    assert "Traceback" not in refused.stderr and not list(tmp_path.iterdir())
+    chosen = tmp_path / "chosen"
+    served = Served(chosen, {"RUNLAKE_LANDING": "chosen"}, landing_option=False, cwd=tmp_path)
     try:
         assert served.landing_line == (
-            f"landing folder: {tmp_path}/data_samples (the default: neither --landing nor "
-            "RUNLAKE_LANDING is set); the Dagster landing sensor reads it when RUNLAKE_LANDING "
-            f"names it, and `runlake ingest {tmp_path}/data_samples` reads what arrived\n")
+            f"landing folder: {chosen} (RUNLAKE_LANDING); the Dagster landing sensor reads it "
+            f"when RUNLAKE_LANDING names it, and `runlake ingest {chosen}` reads what "
+            "arrived\n")
         assert post(served.url, json_request([json_span("a" * 32, "b" * 16)]), otlp.JSON)[0] \
             == 200
     finally:
@@ -323,17 +332,12 @@ def test_without_landing_it_says_where_it_writes_and_the_pipeline_reads_there(
     monkeypatch.chdir(tmp_path)
     for var in [v for v in os.environ if v.startswith("RUNLAKE_")]:
         monkeypatch.delenv(var)
+    monkeypatch.setenv("RUNLAKE_LANDING", "chosen")
     by_day = files_by_day(Settings().landing)
     [files] = by_day.values()
-    assert [f.path.resolve().parent.parent for f in files] == [tmp_path / "data_samples"]
-    report = ingest([tmp_path / "data_samples"], tmp_path / "home")
+    assert [f.path.resolve().parent.parent for f in files] == [chosen]
+    report = ingest([chosen], tmp_path / "home")
     assert report.rows["spans"] == 1
-    # Named by RUNLAKE_LANDING: said so.
-    chosen = tmp_path / "chosen"
-    served = Served(chosen, {"RUNLAKE_LANDING": str(chosen)}, landing_option=False,
-                    cwd=tmp_path)
-    served.stop()
-    assert served.landing_line.startswith(f"landing folder: {chosen} (RUNLAKE_LANDING); ")
 
 
 def _ingest(landing: Path, home: Path) -> Any:

@@ -14,9 +14,8 @@ MIB = 1 << 20
 def serve_cmd(
     landing: Annotated[Path | None, typer.Option("--landing", help="Folder the received spans are "
                                           "written to, as DAY/….otlp.jsonl files; it is printed "
-                                          "at start [default: $RUNLAKE_LANDING, else "
-                                          "./data_samples, the folder the Dagster landing "
-                                          "sensor watches]",
+                                          "at start [default: $RUNLAKE_LANDING; one of the two "
+                                          "is needed]",
                                           show_default=False)] = None,
     host: Annotated[str, typer.Option(help="Address to listen on; any other than the loopback "
                                       "needs RUNLAKE_RECEIVER_TOKEN.")] = "127.0.0.1",
@@ -34,9 +33,14 @@ def serve_cmd(
         if not isinstance(config.landing, Path):
             _fail(f"RUNLAKE_LANDING {config.landing} is not a local folder: the receiver "
                   "writes local files (pass --landing DIR)", 2)
+        if "landing" not in config.model_fields_set:
+            # The settings' default landing folder is the samples' (./data_samples): live
+            # traces written there would mix with them, so the folder is the user's to name.
+            _fail("say where to write what arrives: --landing DIR, or RUNLAKE_LANDING=DIR (the "
+                  "folder the Dagster landing sensor watches; `runlake ingest DIR` reads it)",
+                  2)
         landing = Path(config.landing)
-        chosen = ("RUNLAKE_LANDING" if "landing" in config.model_fields_set else
-                  "the default: neither --landing nor RUNLAKE_LANDING is set")
+        chosen = "RUNLAKE_LANDING"
     landing = landing.absolute()
     say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
     say(f"landing folder: {landing} ({chosen}); the Dagster landing sensor reads it when "
