@@ -70,6 +70,8 @@ def _crash_week() -> list[dict[str, Any]]:
     lines += [_run("billing", f"c{i:02d}", LATEST, t, "passed")
               for i in range(40) for t in range(3) if (i, t) != (17, 2)]
     lines.append(_run("billing", "c17", LATEST, 2, "error", error=CRASH))
+    # A crash of a case the baseline never ran: compared on neither side, crashed all the same.
+    lines.append(_run("newcomer", "brand-new", LATEST, 0, "error", error=CRASH))
     return lines
 
 
@@ -79,7 +81,7 @@ def crash_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_one_crash_after_hundreds_of_clean_runs_is_not_significant(crash_home: Path) -> None:
-    (row,) = _query(crash_home, "select * from v_regressions")
+    (row,) = _query(crash_home, "select * from v_regressions where agent = 'billing'")
     assert (row["runs_baseline"], row["baseline_n_errors"]) == (840, 0)
     assert (row["runs_latest"], row["latest_n_errors"]) == (120, 1)
     # Fisher: the one error falls among the 120 latest of the 960 runs with chance 120 / 960
@@ -94,16 +96,31 @@ def test_the_crash_is_named_and_only_fail_on_crash_fails_it(crash_home: Path) ->
     assert gate.exit_code == 0, gate.output
     assert f"  CRASHED billing / gpt-4.1: 1 run ({CRASH})" in gate.output.splitlines()
     assert "REGRESSION" not in gate.output
-    strict = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-crash"])
+    xml = crash_home.parent / "crash.xml"
+    strict = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-crash",
+                                 "--junit", str(xml)])
     assert strict.exit_code == 3, strict.output
-    assert "1 run crashed on 2026-11-20 (--fail-on-crash)" in strict.output
+    assert "2 runs crashed on 2026-11-20 (--fail-on-crash)" in strict.output
+    # JUnit says why the job is red: a failed `crashed runs` check of each pair that crashed.
+    import junitparser
+
+    suites = {s.name: {c.name: c for c in s} for s in junitparser.JUnitXml.fromfile(str(xml))}
+    (failure,) = suites["billing / gpt-4.1"]["crashed runs"].result
+    assert failure.message == f"CRASHED billing / gpt-4.1: 1 run ({CRASH})"
+
     page = (crash_home / "reports" / "nightly-2026-11-20.html").read_text()
     crashes = page[page.index("2. Crashed runs"):page.index("3. Test cases that changed")]
     assert "billing-c17-2026-11-20-2" in crashes
-    compare = ["compare", "--home", str(crash_home), "--baseline", "day < DATE '2026-11-20'",
-               "--candidate", "day = DATE '2026-11-20'"]
-    assert RUNNER.invoke(app, compare).exit_code == 0
-    assert RUNNER.invoke(app, [*compare, "--fail-on-crash"]).exit_code == 3
+    # The billing night against its week; then the newcomer's one run, a crash of a case no
+    # baseline ran (on one side only: not counted, and crashed all the same).
+    for candidate in ("agent = 'billing'", "agent = 'newcomer'"):
+        compare = ["compare", "--home", str(crash_home), "--by", "none", "--baseline",
+                   "agent = 'billing' and day < DATE '2026-11-20'",
+                   "--candidate", f"{candidate} and day = DATE '2026-11-20'"]
+        assert RUNNER.invoke(app, compare).exit_code == 0
+        crashed = RUNNER.invoke(app, [*compare, "--fail-on-crash"])
+        assert crashed.exit_code == 3, crashed.output
+        assert "1 candidate run crashed (--fail-on-crash)" in crashed.output
 
 
 # --- A week of repeated trials, a prompt change and a named score ---------------------------
@@ -241,21 +258,49 @@ def test_a_named_score_that_falls_regresses_its_pair(week: Path) -> None:
 
 
 def test_few_differences_are_insufficient_evidence(write_lines: Any, home: Path) -> None:
+    """Under 10 non-zero differences the normal approximation is too lenient to decide: six
+    cases that all fell by 0.1 give p = 0.00715 (all tied, W+ = 0, var = 6*7*13/24 - 210/48 =
+    18.375, z = -10.5 / sqrt(18.375) = -2.4495), where the exact test could not go below
+    1/64; the verdict is insufficient_evidence, and the pair does not regress on it."""
     lines = [_run("few", f"f{i}", day, 0, "passed",
                   scores={"tone": 0.9 - (0.1 if day == LATEST else 0)})
              for day in [*BASELINE, LATEST] for i in range(6)]
     ingest([write_lines(lines)], home)
     (row,) = _query(home, "select * from v_score_regressions")
-    # Six cases all fell by 0.1: all tied, W+ = 0, var = 6*7*13/24 - 210/48 = 18.375,
-    # z = -10.5 / sqrt(18.375) = -2.4495, p = 0.00715, but under 10 differences.
     assert row["p_value"] == pytest.approx(_signed_rank_p([-0.1] * 6), rel=1e-6)
-    assert row["verdict"] == "regressed"  # q < 0.01 and lower: the test decides first
-    lines = [_run("fewer", f"g{i}", day, 0, "passed",
-                  scores={"tone": 0.9 - ((0.1 if i % 2 else -0.05) if day == LATEST else 0)})
-             for day in [*BASELINE, LATEST] for i in range(6)]
-    ingest([write_lines(lines, name="b.responses.jsonl")], home)
-    rows = {r["agent"]: r for r in _query(home, "select * from v_score_regressions")}
-    assert rows["fewer"]["verdict"] == "insufficient_evidence"
+    assert row["p_value"] == pytest.approx(0.5 * math.erfc(10.5 / math.sqrt(18.375)
+                                                           / math.sqrt(2)), rel=1e-6)
+    assert (row["q_value"], row["n_nonzero"]) == (pytest.approx(row["p_value"]), 6)
+    assert row["verdict"] == "insufficient_evidence"
+    (pair,) = _query(home, "select reasons, regressed from v_regressions")
+    assert pair == {"reasons": [], "regressed": False}
+
+
+def test_a_run_scored_twice_counts_once(write_lines: Any, home: Path) -> None:
+    """A run with two rows of one score (a judge's evaluation event on each of two spans)
+    counts the mean of them, so a case's mean is over its runs: latest runs scored {0, 0} and
+    {1} give (0 + 1) / 2, not (0 + 0 + 1) / 3."""
+    from datetime import UTC, datetime
+
+    lines = [_run("twice", "t", BASELINE[-1], 0, "passed", scores={"s": 1.0}),
+             _run("twice", "t", LATEST, 0, "passed"), _run("twice", "t", LATEST, 1, "passed")]
+    ns = int(datetime(LATEST.year, LATEST.month, LATEST.day, 1, tzinfo=UTC).timestamp()) * 10**9
+
+    def span(run: int, span_id: str, value: float) -> dict[str, Any]:
+        return {"name": "invoke_agent", "context": {"trace_id": f"trace-{run}",
+                                                    "span_id": span_id},
+                "start_time": ns, "end_time": ns + 10**9, "status": {"status_code": "OK"},
+                "attributes": {"run_id": f"twice-t-{LATEST}-{run}"},
+                "events": [{"name": "gen_ai.evaluation.result", "timestamp": ns + 10**9,
+                            "attributes": {"gen_ai.evaluation.name": "s",
+                                           "gen_ai.evaluation.score.value": value}}]}
+
+    spans = [span(0, "a0", 0.0), span(0, "a1", 0.0), span(1, "b0", 1.0)]
+    ingest([write_lines(lines), write_lines(spans, name="a.spans.jsonl")], home)
+    assert len(_query(home, "select * from scores where run_id like 'twice-t-2026-11-20-%'")) \
+        == 3
+    (row,) = _query(home, "select * from v_score_regressions")
+    assert (row["n_cases"], row["baseline_mean"], row["latest_mean"]) == (1, 1.0, 0.5)
 
 
 def test_what_changed_names_the_prompt_not_the_sha(week: Path) -> None:

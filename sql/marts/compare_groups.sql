@@ -13,7 +13,7 @@
 -- outcomes (compare_cases). mde: the smallest drop the comparison could detect
 -- (min_detectable_drop). The error rate (status error over all runs) with the one-sided Fisher
 -- exact test that it rose (error_p_value; one crash after none in n0 runs gives n1 / (n0 + n1),
--- never significant alone); a group with baseline runs and no candidate run is missing; the
+-- significant alone only when n0 is about 100 times n1); a group with baseline runs and no candidate run is missing; the
 -- named scores that regressed (compare_scores' verdict; regressed_scores). regressed: a
 -- pass-rate drop with q_value below significance_level(), an error regression, a missing group
 -- or a regressed score; reasons lists which (pass_rate, error_rate, missing, scores). verdict:

@@ -2,26 +2,30 @@
 -- cases? `selection` names a relation (a table, a view or a CTE of the calling query) with one
 -- row per run: run_id, agent, model (the group; either may be null for every row), side
 -- ('baseline' or 'candidate'; null takes no side) and test_case_id. A score counts with its
--- number (scores.value; a label alone does not). Per case, the mean of the score over its runs
--- on each side; n_cases counts the cases with the score on both sides, and baseline_mean and
+-- number (scores.value; a label alone does not); a run scored more than once by one name counts
+-- the mean of its scores. Per case, the mean of the score over its runs on each side; n_cases counts the cases with the score on both sides, and baseline_mean and
 -- candidate_mean are the means of those cases' means. p_value: the one-sided Wilcoxon
 -- signed-rank test of a drop on the cases' differences (candidate - baseline, compared at 1e-9:
 -- zero differences dropped, ties at their average rank; signed_rank_p), rise_p_value the same
 -- test of a rise. q_value and rise_q_value: Benjamini–Hochberg over the selection's (group,
--- score) rows with a p-value. verdict: regressed when q_value < significance_level() and the
--- candidate mean is lower, improved by the same test of a rise, insufficient_evidence under 10
--- non-zero differences, else no_change. Mean differences are what Braintrust, Langfuse and Weave
--- show; the test says whether the cases agree on the change.
+-- score) rows with a p-value. verdict: insufficient_evidence under 10 non-zero differences
+-- (where the normal approximation is too lenient: six equal drops give p = 0.007, the exact
+-- test no less than 1/64); else regressed when q_value < significance_level() and the
+-- candidate mean is lower, improved by the same test of a rise, else no_change. Mean
+-- differences are what Braintrust, Langfuse and Weave show; the test says whether the cases
+-- agree on the change.
 -- Grain: one row per agent, model and score name with the score on both sides of a test case.
 create or replace macro compare_scores(selection) as table
+-- A run's score is the mean of its rows of that name (a judge that scored each of its spans).
 with scored as (
     select
         sides_.agent,
         sides_.model,
         sides_.test_case_id,
+        sides_.run_id,
         scores.name as score_name,
         sides_.side = 'candidate' as on_candidate,
-        scores.value
+        avg(scores.value) as value
     from query_table(selection) as sides_
     inner join scores on sides_.run_id = scores.run_id
     where
@@ -29,6 +33,8 @@ with scored as (
         and sides_.test_case_id is not null
         and scores.value is not null
         and scores.value between -1e308 and 1e308  -- finite: neither NaN nor infinite
+    group by
+        sides_.agent, sides_.model, sides_.test_case_id, sides_.run_id, sides_.side, scores.name
 ),
 
 cases as (
@@ -162,10 +168,10 @@ select
     rise_p_value,
     rise_q_value,
     case
+        when n_nonzero < 10 then 'insufficient_evidence'
         when q_value < significance_level() and candidate_mean < baseline_mean then 'regressed'
         when rise_q_value < significance_level() and candidate_mean > baseline_mean
             then 'improved'
-        when n_nonzero < 10 then 'insufficient_evidence'
         else 'no_change'
     end as verdict
 from adjusted

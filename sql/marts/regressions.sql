@@ -6,13 +6,16 @@
 -- nothing varies, the one-sided two-proportion z-test. q_value and rise_q_value are those
 -- p-values adjusted by Benjamini–Hochberg over every pair of on_day, so that many pairs a night
 -- do not raise false alarms. p_value and is_significant keep the two-sided unstratified z-test
--- for reference; beside it the exact McNemar test on the cases' last runs (paired_p_value).
+-- for reference; beside it the exact McNemar test on the cases' outcomes (paired_p_value; a
+-- case with repeated trials on on_day judged by its pass rates, compare_cases).
 -- mde: the smallest drop this night could detect (min_detectable_drop). Drift: tokens per run,
 -- p95 runtime, truncation and contract-violation rates, new flag codes, cost per run. Runs of
--- any status count too: the error rate (status error over all runs) with a one-sided
--- two-proportion z-test that it rose, and a pair with baseline runs and none on on_day is
--- missing. regressed: a pass-rate drop with q_value below significance_level() (0.01), an error
--- regression or a missing pair; reasons lists which (pass_rate, error_rate, missing). verdict:
+-- any status count too: the error rate (status error over all runs) with the one-sided Fisher
+-- exact test that it rose, and a pair with baseline runs and none on on_day is missing; the
+-- named scores that fell on the same cases (score_regressions: regressed_scores). regressed: a
+-- pass-rate drop with q_value below significance_level() (0.01), an error regression, a
+-- missing pair or a regressed score; reasons lists which (pass_rate, error_rate, missing,
+-- scores). verdict:
 -- regressed; else insufficient_evidence (no graded run on a side, or mde over 0.5); else
 -- improved (rise_q_value below the level and a higher rate); else no_change.
 -- The statistics are compare_groups' over the window's runs, on_day the candidate side.

@@ -6,8 +6,10 @@
 -- rise_q_value are Benjamini–Hochberg adjusted over the night's pairs; regressed on pass rate
 -- when q_value < 0.01 and lower. mde: the smallest drop the night could detect. p_value and
 -- is_significant: the two-sided unstratified z-test, for reference; paired_p_value: exact
--- McNemar on the cases' last runs. Error rate (one-sided z-test), missing pairs, and drift in
--- tokens, runtime, cost, truncations, contract violations and new flag codes.
+-- McNemar on the cases' outcomes (by pass rate where the latest day repeats a case). Error rate
+-- (one-sided Fisher exact test), missing pairs, named scores that fell (regressed_scores,
+-- v_score_regressions), and drift in tokens, runtime, cost, truncations, contract violations
+-- and new flag codes.
 -- Grain: one row per agent and model with runs on the latest day or in its baseline.
 create or replace view v_regressions as
 select * from regressions(null, 7)

@@ -102,7 +102,7 @@ def compare_cmd(
         err.print(f"html: {_printable(str(html.resolve()))}", highlight=False, markup=False)
     if result.any_regressed:
         raise typer.Exit(EXIT_REGRESSED)
-    crashed = sum(int(g.row["candidate_n_errors"] or 0) for g in result.groups)
+    crashed = result.n_candidate_errors
     if fail_on_crash and crashed:
         err.print(f"failing: {crashed} candidate run{'' if crashed == 1 else 's'} crashed "
                   "(--fail-on-crash)", highlight=False, markup=False)

@@ -95,7 +95,8 @@ def report_cmd(
         except NotifyError as e:
             err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
     if junit is not None:
-        ci.write_junit(junit, report_ci.suites(v), f"runlake report {v.latest_day}")
+        ci.write_junit(junit, report_ci.suites(v, fail_on_crash),
+                       f"runlake report {v.latest_day}")
         err.print(f"junit: {_printable(str(junit))}", highlight=False, markup=False)
     for written in ci.write_markdown(report_ci.markdown(summary), markdown):
         err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)

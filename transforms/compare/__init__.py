@@ -139,6 +139,9 @@ class Comparison:
     """compare_cases rows whose last runs went different ways."""
     n_baseline_runs: int
     n_candidate_runs: int
+    n_candidate_errors: int = 0
+    """Candidate runs with status error, counted or not (a case on one side only, no test
+    case): what `--fail-on-crash` fails on."""
     runs: dict[str, RunDetail | None] = field(default_factory=dict)
     """The flipped cases' runs (for the HTML page), by run id."""
     costs: dict[str, Any] = field(default_factory=dict)
@@ -201,9 +204,10 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
     counts = con.execute(head + "SELECT count(*) FILTER (WHERE in_baseline), count(*) FILTER "
                          "(WHERE in_candidate), count(*) FILTER (WHERE in_baseline AND "
                          "in_candidate), any_value(run_id) FILTER (WHERE in_baseline AND "
-                         "in_candidate) FROM compared_runs", flags).fetchone()
+                         "in_candidate), count(*) FILTER (WHERE in_candidate AND status = "
+                         "'error') FROM compared_runs", flags).fetchone()
     assert counts is not None
-    n_b, n_c, n_both, example = counts
+    n_b, n_c, n_both, example, n_errors = counts
     if n_both:
         raise InputError(f"{n_both} runs match both --baseline and --candidate (run "
                          f"{example!r}): make the predicates exclusive")
@@ -235,7 +239,8 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
     flips = rows(con, head + "SELECT * FROM compare_cases('compared_runs') WHERE direction IS "
                  "NOT NULL ORDER BY direction DESC, agent NULLS FIRST, model NULLS FIRST, "
                  "test_case_id", flags)
-    result = Comparison(baseline, candidate, cols, groups, one_sided, flips, int(n_b), int(n_c))
+    result = Comparison(baseline, candidate, cols, groups, one_sided, flips, int(n_b), int(n_c),
+                        int(n_errors))
     if details:
         wanted = [r for f in flips[:MAX_FLIPS] for r in (f["candidate_run_id"],
                                                           f["baseline_run_id"])]

@@ -24,12 +24,16 @@ def suites(c: Comparison) -> list[Suite]:
         checks = [rate,
                   Check("error rate", FAILURE, line) if "error_rate" in g.reasons
                   else Check("error rate", PASSED),
-                  Check("scores", FAILURE, line) if "scores" in g.reasons
-                  else Check("scores", PASSED),
                   Check("missing", FAILURE, line) if "missing" in g.reasons
                   else Check("missing", SKIPPED if missing else PASSED,
                              f"{len(missing)} test case{'' if len(missing) == 1 else 's'} "
-                             "run by the baseline only, not counted" if missing else "")]
+                             "run by the baseline only, not counted" if missing else ""),
+                  Check("scores", FAILURE, line) if "scores" in g.reasons
+                  else Check("scores", PASSED)]
+        if g.regressed and g.changes_line() is not None:
+            for check in checks:
+                if check.outcome == FAILURE:
+                    check.detail = f"{check.message}\n{g.changes_line()}"
         for m in missing:
             checks.append(Check(f"missing test case {m['test_case_id']}", SKIPPED,
                                 f"{g.label}: test case {m['test_case_id']} ran "

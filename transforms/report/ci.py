@@ -8,11 +8,14 @@ from transforms.report.nightly import Verdict
 from transforms.report.summary import ReportSummary
 
 
-def suites(v: Verdict) -> list[Suite]:
+def suites(v: Verdict, fail_on_crash: bool = False) -> list[Suite]:
     """One suite per pair of the verdict: a regression is a failure whose message is the CLI's
     line; insufficient evidence is a skipped pass-rate check; a missing test case a failure
-    (it fails `--fail-on-regression` too)."""
+    (it fails `--fail-on-regression` too). With `fail_on_crash` (`--fail-on-crash`), a pair
+    with a crashed run on the day has a failed `crashed runs` check, so that the job's red is
+    explained however the crashes compare with the baseline."""
     missing = v.missing_by_pair()
+    crashed = dict(zip(v.crashed_by_pair(), v.crashed_lines(), strict=True))
     out = []
     for p in v.pairs:
         name = f"{p.agent} / {p.model}"
@@ -36,6 +39,10 @@ def suites(v: Verdict) -> list[Suite]:
             for check in checks:
                 if check.outcome == FAILURE:
                     check.detail = f"{check.message}\n{p.changes_line()}"
+        if fail_on_crash:
+            line_ = crashed.get((p.agent, p.model))
+            checks.append(Check("crashed runs", FAILURE, f"CRASHED {line_}") if line_
+                          else Check("crashed runs", PASSED))
         for c in missing.get((p.agent, p.model), []):
             checks.append(Check(f"missing test case {c['test_case_id']}", FAILURE,
                                 f"MISSING {name}: test case {c['test_case_id']} not run on "
