@@ -35,25 +35,39 @@ case_runs as (
         and count(*) filter (where on_candidate) > 0
 ),
 
+-- The chosen runs' fields, read once; their days bound the metadata read (a join on run_id
+-- and day lets the scan skip what lies outside them, however long the history).
+chosen_runs as (
+    select
+        runs.run_id,
+        runs.day,
+        runs.agent_version,
+        runs.system_prompt_id,
+        runs.model_raw,
+        runs.response_model
+    from runs
+    inner join sides_ on runs.run_id = sides_.run_id
+),
+
 run_fields as (
-    select run_id, 'agent_version' as field, agent_version as value from runs
-    where run_id in (select run_id from sides_)
+    select run_id, 'agent_version' as field, agent_version as value from chosen_runs
     union all
-    select run_id, 'system_prompt_id' as field, system_prompt_id as value from runs
-    where run_id in (select run_id from sides_)
+    select run_id, 'system_prompt_id' as field, system_prompt_id as value from chosen_runs
     union all
-    select run_id, 'model_raw' as field, model_raw as value from runs
-    where run_id in (select run_id from sides_)
+    select run_id, 'model_raw' as field, model_raw as value from chosen_runs
     union all
-    select run_id, 'response_model' as field, response_model as value from runs
-    where run_id in (select run_id from sides_)
+    select run_id, 'response_model' as field, response_model as value from chosen_runs
     union all
     select
-        run_id,
-        'metadata.' || key as field,
-        case when value like '"%' then json_extract_string(value, '$') else value end as value
+        metadata_kv.run_id,
+        'metadata.' || metadata_kv.key as field,
+        case
+            when metadata_kv.value like '"%' then json_extract_string(metadata_kv.value, '$')
+            else metadata_kv.value
+        end as value
     from metadata_kv
-    where run_id in (select run_id from sides_)
+    inner join chosen_runs
+        on metadata_kv.run_id = chosen_runs.run_id and metadata_kv.day = chosen_runs.day
 ),
 
 values_ as (
