@@ -159,26 +159,17 @@ latest as (
     )
 ),
 
--- The roots a response line claims, wherever it lies in the lake (staging.stg_run_keys): by the
--- trace, by the run's id, or by a run_id attribute of the trace's spans within a day of the root
--- (members).
-claimed as (
-    select latest.trace_id, latest.span_id
-    from latest
-    inner join keys on latest.trace_id = keys.trace_id
-    union
-    select latest.trace_id, latest.span_id
-    from latest
-    inner join keys on latest.trace_run_id = keys.run_id
-    union
-    select trace_id, span_id from latest where named_by_line
-),
-
+-- The roots no response line claims, wherever it lies in the lake (staging.stg_run_keys): by
+-- the trace, by the run's id, or by a run_id attribute of the trace's spans within a day of the
+-- root (members). One pass over latest (engines that inline a CTE at each use, as Spark does,
+-- compute it once).
 unclaimed as (
     select latest.*
     from latest
-    left join claimed on latest.trace_id = claimed.trace_id and latest.span_id = claimed.span_id
-    where claimed.span_id is null
+    where
+        not coalesce(latest.named_by_line, false)
+        and not exists (select 1 from keys where keys.trace_id = latest.trace_id)
+        and not exists (select 1 from keys where keys.run_id = latest.trace_run_id)
 )
 
 select
