@@ -5,23 +5,15 @@
 -- "a case's outcomes" that case_outcomes and case_history share.
 -- Grain: one row per graded run with a test_case_id in the window.
 create or replace macro window_graded_runs(on_day, baseline_days) as table
-with window_ as (
-    select * from comparison_window(on_day, baseline_days)
-)
-
 select
-    runs.run_id,
-    runs.day,
-    runs.agent,
-    runs.model,
-    runs.test_case_id,
-    runs.status,
-    runs.started_at,
-    runs.status = 'passed' as passed,
-    runs.day = window_.latest_day as on_latest
-from runs
-cross join window_
-where
-    is_graded(runs.status)
-    and runs.test_case_id is not null
-    and runs.day between window_.baseline_start and window_.latest_day
+    run_id,
+    day,
+    agent,
+    model,
+    test_case_id,
+    status,
+    started_at,
+    status = 'passed' as passed,
+    side = 'candidate' as on_latest
+from window_runs(on_day, baseline_days)
+where is_graded(status)

@@ -1,7 +1,7 @@
 -- Purpose: the runs with a test case in a comparison window (arguments as for
 -- comparison_window), any status, each with its side: 'candidate' on the window's latest day,
 -- 'baseline' before it. The selection compare_scores and compare_what_changed read for the
--- nightly window (score_regressions, what_changed).
+-- nightly window (score_regressions, what_changed), and window_graded_runs' runs.
 -- Grain: one row per run with a test_case_id in the window.
 create or replace macro window_runs(on_day, baseline_days) as table
 with window_ as (
@@ -10,6 +10,7 @@ with window_ as (
 
 select
     runs.run_id,
+    runs.day,
     runs.agent,
     runs.model,
     runs.test_case_id,
