@@ -8,13 +8,14 @@
 -- one-sided Cochran–Mantel–Haenszel test stratified by test case (cmh_p_value, on the n_strata
 -- cases graded on both sides; rise_p_value the other side), else, when no case has both sides or
 -- nothing varies, the one-sided two-proportion z-test. q_value and rise_q_value are those
--- p-values adjusted by Benjamini–Hochberg over every group of the selection. p_value: the
--- two-sided unstratified z-test, for reference; paired_p_value: exact McNemar on the cases'
--- outcomes (compare_cases). mde: the smallest drop the comparison could detect
--- (min_detectable_drop). The error rate (status error over all runs) with the one-sided Fisher
--- exact test that it rose (error_p_value; one crash after none in n0 runs gives n1 / (n0 + n1),
--- significant alone only when n0 is about 100 times n1); a group with baseline runs and no candidate run is missing; the
--- named scores that regressed (compare_scores' verdict; regressed_scores). regressed: a
+-- p-values adjusted by Benjamini–Hochberg over every group of the selection
+-- (benjamini_hochberg). p_value: the two-sided unstratified z-test, for reference;
+-- paired_p_value: exact McNemar on the cases' outcomes (compare_cases). mde: the smallest drop
+-- the comparison could detect (min_detectable_drop). The error rate (status error over all runs)
+-- with the one-sided Fisher exact test that it rose (error_p_value; one crash after none in n0
+-- runs gives n1 / (n0 + n1), significant alone only when n0 is about 100 times n1); a group
+-- with baseline runs and no candidate run is missing; the named scores that regressed
+-- (compare_scores' verdict; regressed_scores). regressed: a
 -- pass-rate drop with q_value below significance_level(), an error regression, a missing group
 -- or a regressed score; reasons lists which (pass_rate, error_rate, missing, scores). verdict:
 -- regressed; else insufficient_evidence (no graded candidate run, or mde null or over 0.5); else
@@ -173,36 +174,31 @@ chosen as (
     from tested
 ),
 
--- Benjamini–Hochberg: rank the m groups with a p-value from the smallest; q at rank i is the
--- least p(j) * m / j over the ranks j >= i, capped at 1.
-ranked as (
+-- Each group a test of a drop and one of a rise, adjusted by Benjamini–Hochberg over the
+-- groups (test_id: the group's rank by agent and model, which name it).
+tests as (
     select
         chosen.*,
-        count(chosen.pass_rate_p_value) over () as n_drop_tests,
-        row_number() over (
-            order by chosen.pass_rate_p_value nulls last, chosen.agent, chosen.model
-        ) as drop_rank,
-        count(chosen.rise_p_value) over () as n_rise_tests,
-        row_number() over (
-            order by chosen.rise_p_value nulls last, chosen.agent, chosen.model
-        ) as rise_rank
+        row_number() over (order by chosen.agent, chosen.model) as test_id
     from chosen
+),
+
+drop_tests as (  -- noqa: ST03
+    select test_id, pass_rate_p_value as p_value from tests
+),
+
+rise_tests as (  -- noqa: ST03
+    select test_id, rise_p_value as p_value from tests
 ),
 
 adjusted as (
     select
-        ranked.*,
-        case when ranked.pass_rate_p_value is not null then least(1.0, min(
-            ranked.pass_rate_p_value * ranked.n_drop_tests / ranked.drop_rank
-        ) over (
-            order by ranked.drop_rank desc rows between unbounded preceding and current row
-        )) end as q_value,
-        case when ranked.rise_p_value is not null then least(1.0, min(
-            ranked.rise_p_value * ranked.n_rise_tests / ranked.rise_rank
-        ) over (
-            order by ranked.rise_rank desc rows between unbounded preceding and current row
-        )) end as rise_q_value
-    from ranked
+        tests.* exclude (test_id),
+        drops.q_value,
+        rises.q_value as rise_q_value
+    from tests
+    inner join benjamini_hochberg('drop_tests') as drops on tests.test_id = drops.test_id
+    inner join benjamini_hochberg('rise_tests') as rises on tests.test_id = rises.test_id
 ),
 
 judged as (

@@ -3,17 +3,18 @@
 -- row per run: run_id, agent, model (the group; either may be null for every row), side
 -- ('baseline' or 'candidate'; null takes no side) and test_case_id. A score counts with its
 -- number (scores.value; a label alone does not); a run scored more than once by one name counts
--- the mean of its scores. Per case, the mean of the score over its runs on each side; n_cases counts the cases with the score on both sides, and baseline_mean and
--- candidate_mean are the means of those cases' means. p_value: the one-sided Wilcoxon
+-- the mean of its scores. Per case, the mean of the score over its runs on each side; n_cases
+-- counts the cases with the score on both sides, and baseline_mean and candidate_mean are the
+-- means of those cases' means. p_value: the one-sided Wilcoxon
 -- signed-rank test of a drop on the cases' differences (candidate - baseline, compared at 1e-9:
 -- zero differences dropped, ties at their average rank; signed_rank_p), rise_p_value the same
 -- test of a rise. q_value and rise_q_value: Benjamini–Hochberg over the selection's (group,
--- score) rows with a p-value. verdict: insufficient_evidence under 10 non-zero differences
--- (where the normal approximation is too lenient: six equal drops give p = 0.007, the exact
--- test no less than 1/64); else regressed when q_value < significance_level() and the
--- candidate mean is lower, improved by the same test of a rise, else no_change. Mean
--- differences are what Braintrust, Langfuse and Weave show; the test says whether the cases
--- agree on the change.
+-- score) rows with a p-value (benjamini_hochberg). verdict: insufficient_evidence under 10
+-- non-zero differences (where the normal approximation is too lenient: six equal drops give
+-- p = 0.007, the exact test no less than 1/64); else regressed when q_value <
+-- significance_level() and the candidate mean is lower, improved by the same test of a rise,
+-- else no_change. Mean differences are what Braintrust, Langfuse and Weave show; the test says
+-- whether the cases agree on the change.
 -- Grain: one row per agent, model and score name with the score on both sides of a test case.
 create or replace macro compare_scores(selection) as table
 -- A run's score is the mean of its rows of that name (a judge that scored each of its spans).
@@ -66,9 +67,7 @@ ranked as (
         model,
         score_name,
         difference,
-        rank() over sizes
-        + (count(*) over (partition by agent, model, score_name, abs(difference)) - 1) / 2
-            as size_rank,
+        rank() over sizes as first_rank,
         count(*) over (partition by agent, model, score_name, abs(difference)) as n_tied
     from differences
     where difference <> 0
@@ -81,7 +80,8 @@ signed as (
         model,
         score_name,
         count(*) as n_nonzero,
-        coalesce(sum(size_rank) filter (where difference > 0), 0) as w_plus,
+        -- A size tied t times takes the average of its t ranks: the first plus (t - 1) / 2.
+        coalesce(sum(first_rank + (n_tied - 1) / 2) filter (where difference > 0), 0) as w_plus,
         -- Each of a group of t tied sizes adds t^2 - 1: the group adds t^3 - t.
         sum((n_tied * n_tied - 1)) as tie_sum
     from ranked
@@ -119,38 +119,31 @@ tested as (
             and means.score_name = signed.score_name
 ),
 
--- Benjamini–Hochberg over every (group, score) row with a p-value, as compare_groups does over
--- groups.
-ranked_tests as (
+-- Each (group, score) row a test of a drop and one of a rise, adjusted by Benjamini–Hochberg
+-- over the selection's rows, as compare_groups adjusts over groups.
+tests as (
     select
         tested.*,
-        count(tested.p_value) over () as n_drop_tests,
-        row_number() over (
-            order by tested.p_value nulls last, tested.agent, tested.model, tested.score_name
-        ) as drop_rank,
-        count(tested.rise_p_value) over () as n_rise_tests,
-        row_number() over (
-            order by tested.rise_p_value nulls last, tested.agent, tested.model, tested.score_name
-        ) as rise_rank
+        row_number() over (order by tested.agent, tested.model, tested.score_name) as test_id
     from tested
+),
+
+drop_tests as (  -- noqa: ST03
+    select test_id, p_value from tests
+),
+
+rise_tests as (  -- noqa: ST03
+    select test_id, rise_p_value as p_value from tests
 ),
 
 adjusted as (
     select
-        ranked_tests.*,
-        case when ranked_tests.p_value is not null then least(1.0, min(
-            ranked_tests.p_value * ranked_tests.n_drop_tests / ranked_tests.drop_rank
-        ) over (
-            order by ranked_tests.drop_rank desc
-            rows between unbounded preceding and current row
-        )) end as q_value,
-        case when ranked_tests.rise_p_value is not null then least(1.0, min(
-            ranked_tests.rise_p_value * ranked_tests.n_rise_tests / ranked_tests.rise_rank
-        ) over (
-            order by ranked_tests.rise_rank desc
-            rows between unbounded preceding and current row
-        )) end as rise_q_value
-    from ranked_tests
+        tests.* exclude (test_id),
+        drops.q_value,
+        rises.q_value as rise_q_value
+    from tests
+    inner join benjamini_hochberg('drop_tests') as drops on tests.test_id = drops.test_id
+    inner join benjamini_hochberg('rise_tests') as rises on tests.test_id = rises.test_id
 )
 
 select
