@@ -375,11 +375,9 @@ def score_mean(v: float | None) -> str:
 
 
 def _value(v: Any) -> str:
-    """A what-changed value as a line shows it: `(none)` for a missing one, long ones cut."""
-    if v is None:
-        return "(none)"
-    text = str(v)
-    return text if len(text) <= 60 else text[:59] + "…"
+    """A what-changed value as a line shows it: `(none)` for a missing one, else its first
+    line, cut at 60 characters (first_line)."""
+    return "(none)" if v is None else first_line(str(v), 60)
 
 
 def _p(v: float | None) -> str:

@@ -1,6 +1,6 @@
 -- Purpose: log_choose (sql/macros/log_choose.sql) in Spark SQL, which has no lgamma: ln C(n, r)
 -- = ln C(n, s) with s = min(r, n - r), as the sum of ln((n - s + i) / i) for i = 1..s. Trino's
--- body is its own (integer division).
+-- body is its own (Trino's reduce takes an output function, Spark's aggregate none).
 -- Grain: a scalar function (0 <= r <= n).
 create function log_choose(n bigint, r bigint) returns double return  -- noqa: LT01
 case
