@@ -376,7 +376,7 @@ def score_mean(v: float | None) -> str:
 
 def _value(v: Any) -> str:
     """A what-changed value as a line shows it: `(none)` for a missing one, else its first
-    line, cut at 60 characters (first_line)."""
+    line, cut short when long (first_line)."""
     return "(none)" if v is None else first_line(str(v), 60)
 
 
