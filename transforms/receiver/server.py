@@ -21,7 +21,6 @@ with Retry-After and nothing is written; a write that fails (a full disk) is a 5
 
 import contextlib
 import hmac
-import re
 import signal
 import socket
 import threading
@@ -35,6 +34,7 @@ from typing import Any
 
 from transforms.errors import InputError
 from transforms.receiver import decode as otlp
+from transforms.receiver.body import BUSY_MEMORY, RETRY_AFTER_S, Refused, read_body
 from transforms.receiver.landing import LandingFiles, WriteQueue
 from transforms.receiver.limits import (
     BODIES_SHARE,
@@ -45,12 +45,8 @@ from transforms.receiver.limits import (
     MemoryBudget,
 )
 
-_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
-"""A chunk size of a chunked body: hex digits only (the body limit bounds their sum)."""
-
 PATH = otlp.TRACES.path
 SERVED = "POST /v1/traces and /v1/logs"
-RETRY_AFTER_S = 1
 WRITE_TIMEOUT_S = 30.0
 DECODE_FACTOR = 8
 """What decoding takes per byte of a body (gunzipped), measured for an OTLP/JSON body (the
@@ -289,100 +285,17 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, otlp.export_response(decoded, media, signal), media)
 
     def _busy_memory(self, answer_as: str) -> None:
-        self._answer(503, "the receiver is decoding as much as its memory allows "
-                     "(RUNLAKE_RECEIVER_MEMORY_MB): retry later", answer_as,
-                     {"Retry-After": str(RETRY_AFTER_S)})
-
-    def _timed_out(self, answer_as: str) -> None:
-        """A body that did not arrive (whole) in time, or a client that went away mid-body:
-        408, and the connection closed (a client that went away gets nothing)."""
-        self.close_connection = True
-        self._answer(408, f"the body did not arrive within {BODY_DEADLINE_S:.0f} s",
-                     answer_as)
+        self._answer(503, BUSY_MEMORY, answer_as, {"Retry-After": str(RETRY_AFTER_S)})
 
     def _body(self, answer_as: str) -> bytes | None:
-        """The request body, at most max_body bytes (None once answered 400/411/413)."""
-        limit = self.server.max_body
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            return self._chunked(limit, answer_as)
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            self.close_connection = True
-            self._answer(411, "a Content-Length (or a chunked body) is required", answer_as)
-            return None
+        """The request body (None once refused: answered, and the connection closed)."""
         try:
-            length = int(raw)
-            if length < 0:
-                raise ValueError
-        except ValueError:
+            return read_body(self.rfile, self.headers, self.server.max_body,
+                             lambda n: self._take(n, MEMORY_WAIT_S, body=True))
+        except Refused as refused:
             self.close_connection = True
-            self._answer(400, f"Content-Length {raw[:20]!r} is not a size", answer_as)
+            self._answer(refused.code, refused.message, answer_as, refused.headers)
             return None
-        if length > limit:
-            self.close_connection = True
-            self._answer(413, f"the body has {length} bytes, more than the {limit} the "
-                         "receiver takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
-            return None
-        return self._read(length, answer_as)
-
-    def _read(self, n: int, answer_as: str) -> bytes | None:
-        """`n` bytes of the body, taken from the memory budget first (None once answered:
-        503 without the memory, 408 when the bytes did not all come in time)."""
-        if not self._take(n, MEMORY_WAIT_S, body=True):
-            self.close_connection = True  # the body is not read
-            self._busy_memory(answer_as)
-            return None
-        try:
-            data = self.rfile.read(n)
-        except OSError:  # a socket timeout, a reset
-            data = b""
-        if len(data) < n:
-            self._timed_out(answer_as)
-            return None
-        return data
-
-    def _line(self, limit: int) -> bytes:
-        """A line of a chunked body, at most `limit` bytes (b"" when the connection ended)."""
-        try:
-            return self.rfile.readline(limit)
-        except OSError:
-            return b""
-
-    def _chunked(self, limit: int, answer_as: str) -> bytes | None:
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            line = self._line(1026)
-            if not line:  # the body ended (its deadline passed, or the client went away)
-                self._timed_out(answer_as)
-                return None
-            digits = line.split(b";", 1)[0].strip()
-            if not _CHUNK_SIZE.fullmatch(digits):
-                # Only hex digits: int() would also take -1 (read to the end), +5 or 0x10.
-                self.close_connection = True
-                self._answer(400, "a malformed chunked body (a chunk size is hex digits)",
-                             answer_as)
-                return None
-            n = int(digits, 16)
-            if n == 0:
-                while self._line(1026) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(parts)
-            size += n
-            if size > limit:
-                self.close_connection = True
-                self._answer(413, f"the body is larger than the {limit} bytes the receiver "
-                             "takes (RUNLAKE_RECEIVER_MAX_BODY_MB)", answer_as)
-                return None
-            data = self._read(n, answer_as)
-            if data is None:
-                return None
-            parts.append(data)
-            if self._line(3) not in (b"\r\n", b"\n"):
-                self.close_connection = True
-                self._answer(400, "a malformed chunked body (a chunk is longer than its size)",
-                             answer_as)
-                return None
 
     def _answer(self, code: int, message: str, media: str,
                 headers: dict[str, str] | None = None) -> None:
