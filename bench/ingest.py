@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.memory import PeakSampler  # noqa: E402
-from devtools.synth import default_agents, make_run, make_spans, to_otlp  # noqa: E402
+from devtools.synth import default_agents, make_run, make_spans  # noqa: E402
+from devtools.synth_otlp import to_otlp  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 

@@ -56,8 +56,8 @@ from devtools.synth import (  # noqa: E402
     AgentProfile,
     make_run,
     make_spans,
-    to_otlp,
 )
+from devtools.synth_otlp import to_otlp  # noqa: E402
 
 VERSION = 2
 """Part of the cache key: bump it when the generator's output changes."""

@@ -25,14 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import random  # noqa: E402
 
-from devtools.synth import (  # noqa: E402
-    TraceRun,
-    dumps,
-    make_spans,
-    runs,
-    to_otlp,
-    trace_only_night,
-)
+from devtools.synth import dumps, make_spans, runs  # noqa: E402
+from devtools.synth_otlp import TraceRun, to_otlp, trace_only_night  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DAYS = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]

@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from devtools.synth import make_spans, runs, to_otlp
+from devtools.synth import make_spans, runs
+from devtools.synth_otlp import to_otlp
 from tests.property import examples
 from transforms.contracts.registry import Registry, load
 from transforms.contracts.schemas import TABLES

@@ -152,7 +152,8 @@ def test_the_same_spans_as_seed_spans_and_as_otlp_give_the_same_rows(
     import random
     from datetime import date
 
-    from devtools.synth import make_spans, runs, to_otlp
+    from devtools.synth import make_spans, runs
+    from devtools.synth_otlp import to_otlp
 
     rng = random.Random(3)
     bulk, otlp = [], []
