@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import MemoryViews
-from tests.transforms.test_receiver import Served, json_request, json_span, post
+from tests.transforms.receiving import Served, json_request, json_span, post
 from tests.transforms.test_spans import llm, run, span
 from transforms import warehouse
 from transforms.ingest import ingest

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.transforms.test_receiver import RUNLAKE, Served
+from tests.transforms.receiving import RUNLAKE, Served
 from transforms import warehouse
 from transforms.ingest import ingest
 
