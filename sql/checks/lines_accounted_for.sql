@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: the line-accounting invariant: every input file's lines are rows, quarantine or
 -- blank, and the lake holds them: a quarantine row per quarantined line, and for a responses
 -- file a runs row (current or superseded) per accepted line.

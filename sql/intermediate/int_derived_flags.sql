@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_derived_flags
+-- partition: week
 -- Purpose: findings that need several records: a span whose parent is not among its trace's
 -- spans within a day of it, a
 -- run whose metadata totals disagree with its spans, and a run_id carried by several lines

@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_flags
+-- partition: week
 -- Purpose: every finding once, stored once per commit: the flags raised while reading lines,
 -- with their runs resolved through spans, and those derived from several tables. The lake keeps
 -- every observation; here the observations of one finding key (a tool call or a message that

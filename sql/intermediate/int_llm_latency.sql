@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_llm_latency
+-- partition: week
 -- Purpose: latency percentiles of LLM calls grouped by the keys of the run each call belongs
 -- to (linked as in the llm_calls view: the span's run_id attribute, else its trace's run;
 -- calls more than a day from their run are not counted).

@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_model_names
+-- partition: week
 -- Purpose: every model name the lake holds (runs' lines and LLM calls, exactly as the sources
 -- wrote them) with its canonical model (canonical_model(): provider prefix removed, dated
 -- snapshots mapped to their family by the alias table), so that views group one model once.

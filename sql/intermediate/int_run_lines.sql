@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_run_lines
+-- partition: week
 -- Purpose: the keys and totals of every run as read, before the warehouse resolves it from its
 -- spans: the response lines that won (staging.stg_runs) and the runs made from traces no
 -- response line claims (int_trace_runs). Narrow: the views that link or total runs read it, and

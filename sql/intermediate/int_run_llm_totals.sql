@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_run_llm_totals
+-- partition: week
 -- Purpose: what a run's LLM calls add up to: calls, tokens, price and their model (the calls of
 -- its spans within a day of it, int_span_runs.near_run_day). A call's
 -- price is its source's (log_request.price), else its tokens at the price table's rates for

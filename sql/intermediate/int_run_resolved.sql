@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_run_resolved
+-- partition: week
 -- Purpose: each run's resolved keys and totals: model, tokens and runtime from its line, else
 -- from its spans, with where each came from (a run made from a trace: its root span's
 -- duration, from spans); narrow, so views that group runs join it cheaply.

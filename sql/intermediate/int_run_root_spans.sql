@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_run_root_spans
+-- partition: week
 -- Purpose: each run's root span (no parent, or a parent that is not among the trace's spans
 -- within a day of the run) and its duration, from the run's spans within a day of it. run_day is
 -- the run's day. A root that ends before it starts (span_end_before_start) gives no runtime:

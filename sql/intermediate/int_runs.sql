@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_runs
+-- partition: week
 -- Purpose: every run as the warehouse serves it, stored once per commit so that reading whole
 -- runs is one scan: the line's own fields (a run made from a trace: error when its root span
 -- failed, else failed when any of its evaluations' verdicts is fail (of the evaluations

@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_scores
+-- partition: week
 -- Purpose: every score with the run it counts toward (a log record delivered twice once). A
 -- response line's outcome.scores belong to its run. A span event's evaluation belongs to its
 -- span's run (int_span_runs). An OTLP log record's belongs to the run its run_id attribute

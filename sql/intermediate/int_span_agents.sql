@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_span_agents
+-- partition: week
 -- Purpose: the agent of each span, resolved over its whole trace: its own agent.name or
 -- gen_ai.agent.name attribute, else the gen_ai.agent.name of its nearest invoke_agent ancestor
 -- (the GenAI conventions put the name on that span only), else its resource's service.name. An

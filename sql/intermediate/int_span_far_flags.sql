@@ -1,3 +1,7 @@
+-- materialized: table
+-- stored: _derived/int_span_far_flags
+-- partition: none
+-- scope: lake
 -- Purpose: span_outside_run_window findings: spans whose run exists but lies further than a day
 -- from them (a clock off by a year, say), so they count toward no run: the run's tokens, runtime,
 -- model and cost come from its line or the price table, not from these spans. The run is the one

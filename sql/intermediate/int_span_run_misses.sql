@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_span_run_misses
+-- partition: week
 -- Purpose: the spans that look for a run and meet none within a day of them (within_reach): their
 -- run_id attribute names no run within a day, or, without one, no single run within a day shares
 -- their trace. Whether the run they look for exists further away is asked of the whole lake

@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_span_runs
+-- partition: week
 -- Purpose: the run of each span: its run_id attribute, else the one run_id attribute the spans of
 -- its trace within a day of it carry (an SDK sets it on the root span only: its children, in any
 -- line, file or ingest, find it there), else the one run whose trace_id it shares among the runs

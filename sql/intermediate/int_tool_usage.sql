@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_tool_usage
+-- partition: week
 -- Purpose: tool calls of the runs' own transcripts (source = 'response', not the copies that
 -- LLM-call spans log of the same calls) counted by the run's keys: calls, runs using the tool,
 -- bad or unanswered calls, tool results that answer no call, and the tool registry's findings;

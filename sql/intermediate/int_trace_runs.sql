@@ -1,3 +1,6 @@
+-- materialized: table
+-- stored: _derived/int_trace_runs
+-- partition: week
 -- Purpose: the runs made from traces that no response line claims, in the columns of the runs
 -- lake table (record_shape 'trace'; status is resolved from the root and the run's evaluations in
 -- int_runs). Each run has a root span: an invoke_agent span of the trace that no other

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the binomial distribution function P(X <= k) for X ~ Binomial(n, p): the terms
 -- C(n, i) p^i (1 - p)^(n - i) for i = 0..k summed, each taken from logarithms (lgamma) so that
 -- large n neither overflows nor underflows. 0 when k < 0, 1 when k >= n; p = 0 or 1 are exact.

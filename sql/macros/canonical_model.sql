@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the canonical model a model name stands for: the name without its provider prefix
 -- (everything up to the last '/'), then its exact alias in model_aliases, else the first
 -- alias pattern (by position) matching the whole name, else the name itself; null for a null

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: C(a, k) / C(n, k), the chance that k draws without replacement from n items all
 -- land among a chosen ones: the product of (a - i) / (n - i) for i = 0..k-1 (every factor is
 -- positive once a >= k, so it is summed as logarithms). 0 when a < k; 1 when k = 0. The

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: one stratum's (one test case's) share of the Cochran–Mantel–Haenszel statistic: the
 -- passes the latest side would expect, E = n1 * m / N, where n1 = latest graded runs, n0 =
 -- baseline graded runs, m = passes on both sides and N = n0 + n1. Null when a side is empty.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: one stratum's (one test case's) variance term of the Cochran–Mantel–Haenszel
 -- statistic (hypergeometric, no continuity correction): V = n1 * n0 * m * (N - m) /
 -- (N^2 * (N - 1)), names as in cmh_expected. Null when a side is empty.

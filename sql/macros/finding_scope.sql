@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the finding-once rule. The observations of one finding that later LLM calls' prompts
 -- repeat (one finding_key: a tool call or a message a run's transcript holds and its LLM calls
 -- resend) are one finding per code and scope: the observation's run when it is known, else its

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the one-sided Fisher exact test that a rare event (a crash) became more frequent: a
 -- events in n0 runs before, b in n1 runs after. p = P(X >= b) for X hypergeometric, the events
 -- among n1 runs drawn from all n0 + n1 runs holding a + b events: the terms

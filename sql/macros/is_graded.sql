@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the one list of graded statuses: a run whose outcome counts toward a pass rate
 -- (passed, failed, or a contract violation, which counts as a failure). error, skipped and
 -- ungraded runs are not graded. Change it here and every view follows.

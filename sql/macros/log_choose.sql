@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: ln C(n, r), the logarithm of the binomial coefficient, from lgamma so that large n
 -- neither overflows nor loses digits; 0 when r = 0 or r = n. Null when an argument is null.
 -- Grain: a scalar macro (0 <= r <= n).

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: two-sided exact McNemar p-value for paired outcomes: b cases went one way, c the
 -- other; 2 * P(X <= min(b, c)) for X ~ Binomial(b + c, 1/2), capped at 1; 1 when b + c = 0.
 -- Grain: a scalar macro.

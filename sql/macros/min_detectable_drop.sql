@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the smallest pass-rate drop a comparison could detect (one-sided, 1% level, 80%
 -- power): (z_0.99 + z_0.80) * sqrt(p(1 - p)(1/n0 + 1/n1)), with p the baseline's pass rate
 -- smoothed as (passed + 1) / (graded + 2) so that 0 or 100% baselines still have a spread.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the standard normal distribution function Φ(z) = P(Z <= z), from the same erfc fit
 -- as normal_two_sided_p (relative error under 1.2e-7): half the two-sided tail below zero, one
 -- minus it above. Used for one-sided tests: Φ(z) is the p-value of a drop, Φ(-z) of a rise.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: two-sided p-value of a standard normal statistic z, P(|Z| >= |z|) = erfc(|z| / sqrt 2),
 -- by the Chebyshev fit of erfc in Numerical Recipes (relative error under 1.2e-7 everywhere).
 -- Capped at 1.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: relative change from old to new, in 0..1 units (0.25 = +25%); null when old is 0
 -- or null.
 -- Grain: a scalar macro.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: true when a price period of the model_prices table is in force on a day: from its
 -- price_from (null: a single price, in force on every day) up to the day before its price_to
 -- (the next period's price_from; null: still in force). A model's periods do not overlap, so

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: what a score's label says of the run: 'pass' for pass, passed, true or correct,
 -- 'fail' for fail, failed, false or incorrect (any case, spaces around ignored), else null (a
 -- label that grades nothing, or none). The one list: a run made from a trace is passed when every

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the one-sided Wilcoxon signed-rank test of a drop, by the normal approximation: n
 -- non-zero paired differences ranked by their size (ties take their average rank), w_plus the
 -- sum of the ranks of the positive ones, tie_sum the sum of t^3 - t over the groups of t tied

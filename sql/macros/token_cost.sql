@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the USD cost of tokens at per-million-token rates (model_prices): input tokens
 -- minus the cached ones at the input rate, cached input tokens at the cached rate (the input
 -- rate when the table has none), output tokens (reasoning included) at the output rate. Input

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: two-sided p-value of the pooled two-proportion z-test of k1 of n1 against k2 of n2;
 -- 1 when both proportions are 0 or both 1 (no variance, no evidence); null when a side is empty.
 -- Grain: a scalar macro.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: one-sided p-value of the pooled two-proportion z-test that k2 of n2 is a larger
 -- share than k1 of n1, P(Z >= z): half the two-sided p when the second share is larger, one
 -- minus that half otherwise; 1 when both shares are 0 or both 1 (no variance, no evidence);

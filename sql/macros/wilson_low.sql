@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: lower bound of the Wilson 95% score interval for k successes out of n (null if n = 0).
 -- Grain: a scalar macro.
 create or replace macro wilson_low(k, n) as

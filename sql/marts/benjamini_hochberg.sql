@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: Benjamini–Hochberg q-values, the one correction for many tests that compare_groups
 -- (over the groups of a comparison) and compare_scores (over its groups' scores) share. `tests`
 -- names a relation (a table, a view or a CTE of the calling query) with one row per test:

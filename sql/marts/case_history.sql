@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: each test case's graded history in a comparison window (arguments as for
 -- case_outcomes): its passes and graded runs in the baseline and on on_day; surprise_p, the
 -- probability of at most latest_passed passes in latest_graded runs when each passes with the

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: each test case's graded outcomes in a comparison window: the baseline (the
 -- baseline_days days before on_day) against on_day (null: the latest day with runs; a null
 -- baseline_days: 7), read by compare_cases with on_day as the candidate side. passed = status

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: each test case's graded outcomes on the two sides of a comparison. `selection` names
 -- a relation (a table, a view or a CTE of the calling query) with one row per run: run_id,
 -- agent, model (the group: either may be null for all of them), side ('baseline' or

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the comparison of a candidate's runs with a baseline's, per group, and the verdict:
 -- the statistics `regressions(day, n)` (the nightly window) and `runlake compare` (any two
 -- predicates over runs) share. `selection` names a relation (a table, a view or a CTE of the

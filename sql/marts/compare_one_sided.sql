@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the runs a comparison leaves out: those of a test case that ran on one side only
 -- within its group, and those without a test case. `selection` names a relation as
 -- compare_selection makes it (side null for the runs left out).

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: repeated trials on each side of a comparison: for each group and k from 1 to the
 -- most graded runs any counted test case had on a side, the unbiased pass@k (1 - C(n - c, k) /
 -- C(n, k) for c passes in n runs) and pass^k (C(c, k) / C(n, k)) of each side, averaged over

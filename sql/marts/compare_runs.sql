@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: `runlake compare` in SQL: the candidate's runs against the baseline's on the same
 -- test cases, per group (compare_groups over compare_selection: the CMH test, BH q-values, mde
 -- and the verdict, as v_regressions computes them). `sides` names a relation with run_id,

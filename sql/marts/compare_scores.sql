@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: each named score of a comparison, per group: did it fall or rise on the same test
 -- cases? `selection` names a relation (a table, a view or a CTE of the calling query) with one
 -- row per run: run_id, agent, model (the group; either may be null for every row), side

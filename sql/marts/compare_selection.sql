@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the runs `runlake compare` compares, as compare_groups reads them. `sides` names a
 -- relation (a table, a view or a CTE of the calling query) with run_id, is_baseline and
 -- is_candidate, one row per chosen run (`runlake compare` makes it from its two predicates).

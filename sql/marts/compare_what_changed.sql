@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: what changed between the two sides of a comparison, case by case, beside the cases
 -- that flipped. `selection` names a relation with one row per run: run_id, agent, model (the
 -- group; either may be null for every row), side ('baseline' or 'candidate'; null takes no

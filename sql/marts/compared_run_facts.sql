@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the facts of each run that the comparisons read (regressions and
 -- compare_selection): its total tokens, and whether it was truncated (a finding of category
 -- truncation) or broke the response contract (v_contract_violations).

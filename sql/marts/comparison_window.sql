@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the comparison window every regression figure uses: latest_day (on_day, or the
 -- latest day with runs when on_day is null, never a day after today in UTC: a run dated there
 -- has a wrong clock) against the baseline_days days before it (7 when null), baseline_start to

@@ -1,3 +1,6 @@
+-- materialized: view
+-- stored: flags
+-- partition: week
 -- Purpose: every finding, once: those raised while reading lines (runs resolved through spans;
 -- a tool call or message that later LLM calls' prompts repeat counted once per run, with n_seen
 -- its observations), those derived from several tables (see intermediate.int_flags), and the

@@ -1,3 +1,6 @@
+-- materialized: view
+-- stored: llm_calls
+-- partition: week
 -- Purpose: the llm_calls table, each row with its run: the span's run_id attribute, else its
 -- trace's, else the one run sharing its trace_id within a day (linked_by says which); agent: its
 -- span's, resolved over the whole trace (int_span_agents); model as the source wrote it and

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: test cases an agent and model ran regularly in the baseline (the baseline_days days
 -- before on_day; null arguments: the latest day with runs, 7 days) and not at all on on_day.
 -- Regularly: on at least half of the baseline days on which that agent and model ran at all,

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: what changed for each agent and model between a baseline (the baseline_days days before
 -- on_day; null arguments: the latest day with runs, 7 days) and on_day, and the verdict.
 -- Pass rate over graded runs on each side. The test of a drop uses every test case: the

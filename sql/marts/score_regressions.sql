@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: each named score of each agent and model on on_day against the baseline_days days
 -- before it (null arguments: the latest day with runs, 7 days): compare_scores over the
 -- window's runs with a test case (runs of any status), on_day the candidate side. Per case the

@@ -1,3 +1,6 @@
+-- materialized: view
+-- stored: scores
+-- partition: week
 -- Purpose: every named score and evaluation of a run, as the lake stores it: a response line's
 -- outcome.scores, gen_ai.evaluation.result span events and OTLP log records, each with the run
 -- it counts toward (int_scores) and its verdict (score_verdict of its label). day is its run's

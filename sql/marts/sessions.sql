@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: multi-turn sessions: their turns (runs with a session_id), whether a turn said the
 -- session is done, tokens and runtime summed over the turns, and the outcome of the last turn
 -- (by turn_index, then start time), where the outcome of a session usually sits.

@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: test cases that flipped between the baseline and on_day (arguments as for
 -- case_outcomes): the case passed in the baseline and failed on on_day (pass_to_fail), or the
 -- reverse (fail_to_pass). A case with more than one graded run on on_day (repeated trials) is

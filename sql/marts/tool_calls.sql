@@ -1,3 +1,6 @@
+-- materialized: view
+-- stored: tool_calls
+-- partition: week
 -- Purpose: the tool_calls table, with the run of rows that came from a span's LLM call resolved
 -- through the span (with_span_run).
 -- Grain: one row per tool call.

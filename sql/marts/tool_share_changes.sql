@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: how each tool's share of an agent and model's calls moved between a baseline (the
 -- baseline_days days before on_day; null arguments: the latest day with runs, 7 days) and on_day.
 -- Grain: one row per agent, model, tool_name called on either side.

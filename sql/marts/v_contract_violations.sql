@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: runs that broke their response contract at error severity, with the first such
 -- code (alphabetically), its detail, and every code the run broke.
 -- Grain: one row per run with an error-severity contract finding.

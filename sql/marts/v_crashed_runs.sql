@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: every crashed run: status error, on any day, with the error the test platform
 -- reported (outcome_error), so that a crash is named by run id whether or not its agent and
 -- model's error rate rose significantly.

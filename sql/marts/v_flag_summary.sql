@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: findings by code, and the share of runs each code touches; findings with no run (an
 -- unlinked span, a file) count under agent and model 'unknown'. n_findings counts distinct
 -- findings (a tool call or message that later LLM calls' prompts repeat is one finding per run),

@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: test cases whose graded outcome changed within the baseline (the 7 days before the
 -- latest day) or within the latest day. Descriptive only: every case counts in the flips and
 -- the tests (v_case_history says how surprising its latest night was).

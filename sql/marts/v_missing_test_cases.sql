@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: test cases that ran on at least half of the baseline days (the 7 days before the
 -- latest day, counting the days on which the agent and model ran at all) and not at all on the
 -- latest day, whole missing agent-and-model pairs included (`missing_test_cases(day, n)` for

@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: repeated trials: for each day, agent, model and k from 1 to the most graded runs any
 -- of its test cases had that day, the unbiased pass@k (the chance that at least one of k runs
 -- drawn from a case's n passes: 1 - C(n - c, k) / C(n, k) for c passes) and pass^k (the chance

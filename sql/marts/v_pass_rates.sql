@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: pass rates with their Wilson 95% interval; pass_rate = passed / graded, where
 -- graded = passed + failed + contract_violation; error, skipped and ungraded runs are counted
 -- apart and never as passed.

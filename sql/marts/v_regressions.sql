@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: what got worse (or better) on the latest day against the 7 days before it, per agent
 -- and model (`regressions(day, n)` for another window), and the verdict (regressed, improved,
 -- no_change, insufficient_evidence). Pass rate tested on the same test cases: the one-sided

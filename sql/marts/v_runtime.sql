@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: agent runtime statistics (runs with unknown runtime left out) and the latency of
 -- the runs' LLM calls.
 -- Grain: one row per day, agent, model (the run's).

@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: each named score of each agent and model on the latest day against the 7 days before
 -- it (`score_regressions(day, n)` for another window): the means over the test cases scored on
 -- both sides, the one-sided Wilcoxon signed-rank test of a drop on the cases' differences

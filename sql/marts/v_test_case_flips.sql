@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: test cases that flipped on the latest day against the 7 days before it
 -- (`test_case_flips(day, n)` for another window): pass_to_fail when the case passed in the
 -- baseline and failed on the latest day, fail_to_pass the reverse. With repeated trials on the

@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: token usage and LLM spend; a run's tokens are input + output (null when neither is
 -- known, and then left out of the average and percentiles); price sums the runs' LLM calls
 -- (each the source's price, else the price table's); cost_usd_total sums the runs' cost_usd

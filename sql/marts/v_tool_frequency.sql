@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: how often each tool is called, by how many runs, with how many bad or unanswered
 -- calls and, with a tool registry, how many calls it flagged (unknown tool, schema or strict
 -- violations); registered tools never called show with zero calls (is_registered says which

@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: every truncation finding with the layer that cut and the sizes involved:
 -- platform (final_response over 50,000 characters), model (output_tokens at max_tokens),
 -- provider (a partial response), error_log (error_message at its 1,024-character limit).

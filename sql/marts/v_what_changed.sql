@@ -1,3 +1,4 @@
+-- materialized: view
 -- Purpose: what changed between the latest day's runs and the 7 days before them
 -- (`what_changed(day, n)` for another window), per agent and model: a row per field
 -- (agent_version, system_prompt_id, model_raw, response_model, `metadata.<key>`), value before

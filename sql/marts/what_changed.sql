@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: what changed between each agent and model's baseline (the baseline_days days before
 -- on_day; null arguments: the latest day with runs, 7 days) and on_day, beside the cases that
 -- flipped: compare_what_changed over the window's runs with a test case (any status), on_day the

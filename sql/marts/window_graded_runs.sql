@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the graded runs of a test case in a comparison window (arguments as for
 -- comparison_window): each with passed (status 'passed'; failed and contract_violation are not)
 -- and on_latest (the run is on the window's latest day rather than in its baseline). error,

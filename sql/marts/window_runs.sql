@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the runs with a test case in a comparison window (arguments as for
 -- comparison_window), any status, each with its side: 'candidate' on the window's latest day,
 -- 'baseline' before it. The selection compare_scores and compare_what_changed read for the

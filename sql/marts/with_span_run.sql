@@ -1,3 +1,4 @@
+-- materialized: macro
 -- Purpose: the rows of a lake table (named as a string) with the run of rows that came from a
 -- span's LLM call resolved through the span (int_span_runs: its run_id attribute, else its
 -- trace's one run within a day); rows that name their run keep it. The one rule the messages,

@@ -66,7 +66,7 @@ def _lake(home: Path, table: str) -> pl.DataFrame:
     """A lake table as a polars user reads it: the Delta table, without its partition column."""
     if not (home / "lake" / table / "_delta_log").is_dir():
         return pl.DataFrame(TABLES[table].schema.empty_table())
-    return pl.read_delta(str(home / "lake" / stored(table))).drop("month")
+    return pl.read_delta(str(home / "lake" / lines_path(table))).drop("month")
 
 
 def _memory(tables: dict[str, Any], table: str) -> pl.DataFrame:

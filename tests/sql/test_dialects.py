@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from transforms import warehouse
 from transforms.cli import app
 from transforms.contracts.schemas import TABLES
-from transforms.lake import Lake, stored
+from transforms.lake import Lake, lines_path
 from transforms.warehouse import dialects
 
 DUCKDB_ONLY = ("BY NAME", "EXCLUDE (", "REPLACE (", "LIST_", "LGAMMA", "QUANTILE_CONT",
@@ -60,7 +60,7 @@ def test_script_is_the_engines_sql(home: Path, dialect: str) -> None:
     assert {f"int_{n}" for n in ("runs", "flags", "run_resolved", "span_runs")} <= created
     versions = Lake(home).snapshot()
     for t in TABLES:
-        uri = re.escape(Lake(home).uri(stored(t)))
+        uri = re.escape(Lake(home).uri(lines_path(t)))
         if dialect == "spark":
             assert re.search(rf"delta\.`{uri}` VERSION AS OF {versions[t]}\b", text), t
         else:

@@ -22,7 +22,7 @@ from tests.sql.conftest import SAMPLES
 from transforms import warehouse
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
-from transforms.lake import Lake, stored
+from transforms.lake import Lake, lines_path
 from transforms.warehouse import dialects, scripts
 from transforms.warehouse.staging import lines_view
 
@@ -107,7 +107,7 @@ def built(home: Path, spark: Any) -> duckdb.DuckDBPyConnection:
     sources = {}
     for t in TABLES:
         view = lines_view(t)
-        files = lake.file_uris(stored(t), versions[stored(t)])
+        files = lake.file_uris(lines_path(t), versions[lines_path(t)])
         assert files, f"the samples write the {t} table"
         spark.read.option("mergeSchema", "true").parquet(*files) \
             .write.mode("overwrite").saveAsTable(f"runlake.lake_{t}")

@@ -14,7 +14,7 @@ from tests.transforms.test_lake import table_digests
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
-from transforms.lake import Lake, doctor, stored
+from transforms.lake import Lake, doctor, lines_path
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
 DAYS = ("2026-11-18", "2026-11-19", "2026-11-20")
@@ -38,7 +38,7 @@ def clean(landing: Path, tmp_path: Path) -> dict[str, str]:
 
 def _data_files(home: Path, table: str) -> list[Path]:
     """The data files an ingest wrote for a lake table (its rows as read)."""
-    return sorted((home / "lake" / stored(table)).glob("month=*/*.parquet"))
+    return sorted((home / "lake" / lines_path(table)).glob("month=*/*.parquet"))
 
 
 def _damaged_home(landing: Path, tmp_path: Path, damage: Callable[[Path], None]) -> Path:

@@ -229,7 +229,7 @@ def test_lake_tables_are_delta_tables_polars_reads(samples_lake: SamplesLake) ->
             n = pl.scan_delta(str(home / "lake" / t)).select(pl.len()).collect().item()
             assert [(n,)] == con.execute(f"SELECT count(*) FROM {t}").fetchall(), t
             if t in lake_mod.AS_READ:
-                lines = pl.scan_delta(str(home / "lake" / lake_mod.stored(t))).select(
+                lines = pl.scan_delta(str(home / "lake" / lake_mod.lines_path(t))).select(
                     pl.len()).collect().item()
                 assert [(lines,)] == con.execute(
                     f"SELECT count(*) FROM staging.stg_{t}"

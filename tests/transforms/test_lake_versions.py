@@ -160,7 +160,7 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     a = write_lines([run("r1", "2026-11-20")], name="a.responses.jsonl")
     ingest([a], home)
     lake = lake_mod.Lake(home)
-    runs = lake_mod.stored("runs")
+    runs = lake_mod.lines_path("runs")
     version = lake.log_version(runs)
     # The ingest's commit of the runs rows, not opened again (by this Lake or another).
     opened.clear()

@@ -11,8 +11,8 @@ from tests.transforms.test_lake import run
 from transforms import lake as lake_mod
 from transforms import warehouse
 from transforms.ingest import ingest
-from transforms.warehouse import derive as derive_mod
 from transforms.warehouse import publishing
+from transforms.warehouse import weeks as weeks_mod
 
 
 def _month_boundary_landing(folder: Path, days: list[str], seed: int) -> list[Path]:
@@ -157,10 +157,10 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
 
     landing = _far_links_landing(tmp_path / "landing")
     now = datetime(2026, 11, 12, tzinfo=UTC)
-    monkeypatch.setattr(derive_mod, "GROUP_WEEKS", 1)
+    monkeypatch.setattr(weeks_mod, "GROUP_WEEKS", 1)
     alone = tmp_path / "alone"
     ingest(landing, alone, now=now)
-    monkeypatch.setattr(derive_mod, "GROUP_WEEKS", 8)
+    monkeypatch.setattr(weeks_mod, "GROUP_WEEKS", 8)
     grouped = tmp_path / "grouped"
     ingest(landing, grouped, now=now)
     assert len(_week_files(grouped, "_derived/int_runs")) == 4

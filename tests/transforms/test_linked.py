@@ -15,7 +15,7 @@ import pytest
 
 from transforms.forget import forget
 from transforms.ingest import ingest
-from transforms.lake import Lake, stored
+from transforms.lake import Lake, lines_path
 from transforms.lake import commit as lakecommit
 from transforms.warehouse.linked import COMPUTED, LINK, LINKED
 
@@ -53,7 +53,7 @@ def test_a_response_nights_rows_are_the_staged_files_themselves(
     for t in LINKED:
         files = _files(home, t)
         assert set(files.values()) == {"link"}, (t, files)
-        staged = lake.file_uris(stored(t), snap[stored(t)])
+        staged = lake.file_uris(lines_path(t), snap[lines_path(t)])
         shown = lake.file_uris(t, snap[t])
         # The same bytes on disk, not a copy: each file shown is a staged file.
         assert len(shown) == len(staged) == 1
@@ -118,7 +118,7 @@ def test_files_compacted_after_a_derive_are_shown_again_by_the_next_night(
         run_ingest(write_lines([_run(f"{night}-{i}", night, "ok") for i in range(3)],
                                name=f"{night}.responses.jsonl", folder=f"landing/{night}"))
     lake = Lake(home)
-    staged = lake.file_uris(stored("messages"), lake.snapshot()[stored("messages")])
+    staged = lake.file_uris(lines_path("messages"), lake.snapshot()[lines_path("messages")])
     assert len(staged) < len(days)  # merged after a derive
     assert query("SELECT count(*) FROM messages") == [(3 * 3 * 4,)]
     later = date(2026, 12, 10)  # a week the nights before are not within reach of

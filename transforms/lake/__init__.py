@@ -31,15 +31,17 @@ if TYPE_CHECKING:
         files_sql,
         history,
         lake_schema,
+        lines_path,
+        parquet_sql,
         scan_sql,
         sql_str,
-        stored,
     )
 
 __all__ = ["AS_READ", "DATA_TABLES", "DEFAULT_RETENTION_HOURS", "DERIVED", "GRADING", "LINES",
            "MANIFEST", "MANIFEST_MADE", "MODEL_TABLES", "OWNER", "PARTITION", "REGISTRY",
            "REGISTRY_SCHEMA", "TABLES", "WEEK", "WRITTEN", "Lake", "claim_scratch", "clear_scratch",
-           "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str", "stored"]
+           "duckdb_type", "files_sql", "history", "lake_schema", "scan_sql", "sql_str",
+           "lines_path", "parquet_sql"]
 
 
 def __getattr__(name: str) -> Any:

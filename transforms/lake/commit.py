@@ -30,7 +30,7 @@ from transforms.lake.files import (
     holding,
     in_predicate,
     lake_schema,
-    stored,
+    lines_path,
 )
 from transforms.lake.store import Store
 from transforms.memory import MB
@@ -187,10 +187,10 @@ def lake_meta(commit: dict[str, Any]) -> dict[str, Any]:
 def commit_table(lake: LakeTables, name: str, staged: Path, sources: list[str],
                   ingest_id: str) -> tuple[int, int, int]:
     """Replace the rows of `sources` in the table an ingest writes the lake table `name` to
-    (`stored(name)`) with its staged parts: (version, rows added, rows removed)."""
+    (`lines_path(name)`) with its staged parts: (version, rows added, rows removed)."""
     from deltalake.transaction import AddAction, RemoveAction
 
-    table = stored(name)
+    table = lines_path(name)
     parts = sorted(staged.glob(f"{PARTITION}=*/*.parquet"))
     # Made by the first commit even with no rows: every lake table is there to be read.
     dt = lake.open(table) or lake._create(table)

@@ -58,10 +58,11 @@ from transforms.lake.files import (
     files_sql,
     in_predicate,
     lake_schema,
+    lines_path,
     month_of,
+    parquet_sql,
     scan_sql,
     sql_str,
-    stored,
 )
 from transforms.lake.files import WEEK as WEEK
 from transforms.lake.store import locate
@@ -70,7 +71,8 @@ from transforms.lake.tables import LAYOUT, DataFile, KnownFile, Tables
 __all__ = ["AS_READ", "DATA_TABLES", "DERIVED", "LAYOUT", "LINES", "MANIFEST", "PARTITION",
            "WEEK", "WRITTEN", "CommitConflict", "CommitResult", "DataFile", "KnownFile",
            "duckdb_type", "empty_select", "files_sql", "history", "lake_schema", "month_of",
-           "scan_sql", "sql_str", "stored"]
+           "scan_sql", "sql_str", "lines_path",
+           "parquet_sql"]
 
 REGISTRY = "_registry"
 REGISTRY_SCHEMA = pa.schema([

@@ -71,11 +71,17 @@ def files_sql(files: list[str], table: str, present: Iterable[str] | None = None
     cols = ", ".join(c.name if have is None or c.name in have
                      else f"CAST(NULL AS {duckdb_type(c.type)}) AS {c.name}"
                      for c in TABLES[table].columns)
+    return parquet_sql(files, cols)
+
+
+def parquet_sql(files: list[str], columns: str = "*", distinct: bool = False) -> str:
+    """SQL reading these Parquet files (at least one) as one relation, their columns matched
+    by name: the one way the warehouse reads a list of the lake's files."""
     listing = ", ".join(sql_str(f) for f in files)
     # No Hive partitioning: a `name=value` folder anywhere in the path (the home's own, or
-    # the tables' month=) must never become a column value; `month` is not a column here.
-    return f"SELECT {cols} FROM read_parquet([{listing}], union_by_name = true, " \
-        "hive_partitioning = false)"
+    # the tables' month= and week=) must never become a column value.
+    return f"SELECT {'DISTINCT ' if distinct else ''}{columns} FROM read_parquet([{listing}], " \
+        "union_by_name = true, hive_partitioning = false)"
 
 
 def scan_sql(folder: Path, table: str) -> str:
@@ -171,13 +177,14 @@ statistics of STATS_COLUMNS, whatever their position in the table (by default on
 32 columns' are, and `source_file` comes after them in the wide tables); LOG_PROPERTIES."""
 
 
-def stored(table: str) -> str:
-    """Where an ingest writes the rows of a lake table, relative to the lake: lake/_lines/<table>
-    for AS_READ tables, else lake/<table>."""
+def lines_path(table: str) -> str:
+    """Where an ingest writes the rows of a lake table as read, relative to the lake:
+    lake/_lines/<table> for AS_READ tables (the views show them derived, at lake/<table>),
+    else lake/<table> (shown as written)."""
     return f"{LINES}/{table}" if table in AS_READ else table
 
 
-WRITTEN = tuple(stored(t) for t in DATA_TABLES)
+WRITTEN = tuple(lines_path(t) for t in DATA_TABLES)
 """The tables an ingest commits its rows to (before the derived tables and the manifest)."""
 
 

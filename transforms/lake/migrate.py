@@ -32,8 +32,8 @@ from transforms.lake.files import (
     PARTITION,
     duckdb_type,
     lake_schema,
+    lines_path,
     sql_str,
-    stored,
 )
 
 
@@ -116,9 +116,9 @@ def convert(lake: Lake) -> None:
                 rows = _old_rows(con, lake.root, t)
                 meta = {"ingest_id": "migration", "files": [], "n_files": rows.num_rows,
                         "layout": LAYOUT,
-                        "tables": {stored(t): 0 for t in TABLES if t != MANIFEST},
+                        "tables": {lines_path(t): 0 for t in TABLES if t != MANIFEST},
                         "rows_added": {}, "rows_removed": {}}
-                write_deltalake((fresh / stored(t)).as_uri(), rows, mode="overwrite",
+                write_deltalake((fresh / lines_path(t)).as_uri(), rows, mode="overwrite",
                                 partition_by=[PARTITION] if t != MANIFEST else None,
                                 commit_properties=CommitProperties(
                                     custom_metadata={"runlake": json.dumps(meta)}))

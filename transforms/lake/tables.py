@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from transforms.errors import InputError, RunlakeError
 from transforms.lake.commit import lake_meta
-from transforms.lake.files import DERIVED, LINES, MANIFEST, WRITTEN, stored
+from transforms.lake.files import DERIVED, LINES, MANIFEST, WRITTEN, lines_path
 from transforms.lake.store import Store
 
 T = TypeVar("T")
@@ -297,7 +297,7 @@ class Tables:
         meta = lake_meta(history[version])
         tables = dict(meta.get("tables", {}))
         if meta.get("layout", 1) < LAYOUT:
-            tables = {stored(t): v for t, v in tables.items()}
+            tables = {lines_path(t): v for t, v in tables.items()}
         tables[MANIFEST] = version
         return tables
 

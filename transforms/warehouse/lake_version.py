@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from transforms.lake import DEFAULT_RETENTION_HOURS, Lake
 from transforms.lake.commit import CommitResult, vacuum_hours
-from transforms.lake.files import DATA_TABLES, MANIFEST, month_of, stored
+from transforms.lake.files import DATA_TABLES, MANIFEST, lines_path, month_of
 from transforms.lake.rollback import roll_back
 from transforms.lake.tables import LAYOUT
 from transforms.warehouse.derive import derive
@@ -61,7 +61,7 @@ def _commit(lake: Lake, parts: Path, sources: list[str], manifest: pa.Table, ing
     result = CommitResult(days=sorted(set(days)))
     for t in DATA_TABLES:
         version, added, removed = lake.commit_table(t, parts / t, sources, ingest_id)
-        result.versions[stored(t)] = version
+        result.versions[lines_path(t)] = version
         result.rows_added[t] = added
         result.rows_removed[t] = removed
     extra = derive(lake, before)

@@ -30,12 +30,11 @@ import pyarrow.parquet as pq
 
 from transforms.contracts.schemas import LINKED, TABLES
 from transforms.errors import RunlakeError
-from transforms.lake import WEEK, Lake, files_sql, stored
+from transforms.lake import WEEK, Lake, files_sql, lines_path
 from transforms.lake import files as lakefiles
 from transforms.lake.commit import with_retries
-from transforms.warehouse.staging import kept_sql
 
-__all__ = ["LINKED", "LinesFile", "commit_linked", "computed_rows_sql", "lines_files", "linkable",
+__all__ = ["LINKED", "LinesFile", "commit_linked", "lines_files", "linkable",
            "losers", "relinked_weeks", "restore", "window_view"]
 
 LINK = "L-"
@@ -71,7 +70,7 @@ class LinesFile:
 
 def lines_files(lake: Lake, table: str, version: int) -> list[LinesFile]:
     """The staged files of a LINKED table at `version` of lake/_lines/<table>."""
-    dt = lake.open(stored(table), version) if version >= 0 else None
+    dt = lake.open(lines_path(table), version) if version >= 0 else None
     if dt is None:
         return []
     actions = pa.table(dt.get_add_actions(flatten=True))
@@ -89,7 +88,7 @@ def lines_files(lake: Lake, table: str, version: int) -> list[LinesFile]:
         parts = unquote(path).split("/")
         # A file without span_id statistics (staged before they were kept) may hold a span's.
         of_spans = has_spans and (no_span is None or rows is None or no_span < rows)
-        out.append(LinesFile(lake.store.url(stored(table), *parts), parts[-1], first, last,
+        out.append(LinesFile(lake.store.url(lines_path(table), *parts), parts[-1], first, last,
                              nulls is None or nulls > 0 or of_spans, lo, hi))
     return out
 
@@ -135,16 +134,6 @@ def relinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
                 if name.startswith(LINK):
                     shown.add(f"{week}/{name}")
     return {key.split("/", 1)[0] for key in wanted ^ shown}
-
-
-def computed_rows_sql(files: list[str], table: str, columns: set[str], first: date,
-                      last: date) -> str:
-    """The rows of the staged files `files` of `table` that a derive computes, for the days
-    `first`..`last`, without the lines that lost to a later line and the rows of span copies
-    that lost (staging.kept_sql)."""
-    body = files_sql(files, table, columns)
-    return (f"SELECT * FROM ({body}) AS r WHERE r.day BETWEEN DATE '{first}' AND DATE '{last}' "
-            f"AND {kept_sql(table)}")
 
 
 def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tuple[str, date]],
@@ -225,14 +214,21 @@ def _metadata(lake: Lake, url: str) -> pq.FileMetaData:
 def window_view(con: duckdb.DuckDBPyConnection, table: str, files: list[str],
                 columns: set[str], first: date, last: date) -> None:
     """Make staging.stg_<table> the rows a derive computes of the window `first`..`last` (the
-    staged files that are not linked) while the table's view is derived; `restore` gives the
-    view back its rows."""
+    staged files that are not linked, without the lines and span copies that lost: the
+    staging model stg_<table> over just those files) while the table's view is derived;
+    `restore` gives the views back their rows."""
+    from transforms.warehouse.builder import run_sql
+    from transforms.warehouse.models import by_name
+
+    body = files_sql(files, table, columns)
+    con.execute(f"ALTER VIEW staging.stg_{table}_lines RENAME TO stg_{table}_lines__all")
+    con.execute(f"CREATE VIEW staging.stg_{table}_lines AS SELECT * FROM ({body}) AS r "
+                f"WHERE r.day BETWEEN DATE '{first}' AND DATE '{last}'")
     con.execute(f"ALTER VIEW staging.stg_{table} RENAME TO stg_{table}__all")
-    con.execute(f"CREATE VIEW staging.stg_{table} AS "
-                f"{computed_rows_sql(files, table, columns, first, last)}")
+    run_sql(con, by_name()[f"stg_{table}"].path)
 
 
 def restore(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    con.execute(f"DROP VIEW staging.stg_{table}")
-    con.execute(f"ALTER VIEW staging.stg_{table}__all RENAME TO stg_{table}")
-
+    for view in (f"stg_{table}", f"stg_{table}_lines"):
+        con.execute(f"DROP VIEW staging.{view}")
+        con.execute(f"ALTER VIEW staging.{view}__all RENAME TO {view}")

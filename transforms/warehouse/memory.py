@@ -19,16 +19,9 @@ from transforms import db
 from transforms.contracts.schemas import TABLES
 from transforms.lake.files import duckdb_type, empty_select
 from transforms.warehouse import grading
+from transforms.warehouse.builder import IN_MEMORY, Source, build, create_schemas
 from transforms.warehouse.lookups import ModelTables, install, load
-from transforms.warehouse.sqlfiles import sql_files
-from transforms.warehouse.staging import (
-    SUPERSEDED_LINES,
-    install_flag_codes,
-    install_registry,
-    lines_view,
-    run_sql,
-    staging_views,
-)
+from transforms.warehouse.staging import install_flag_codes, install_registry, lines_view
 
 
 def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
@@ -45,29 +38,17 @@ def connect(tables: Mapping[str, pa.Table], registry: pa.Table | None = None,
         raise ValueError(f"not lake tables: {', '.join(unknown)}")
     con = db.connect(":memory:")
     try:
-        for schema in ("staging", "intermediate", "checks"):
-            con.execute(f"CREATE SCHEMA {schema}")
+        create_schemas(con)
         for t in TABLES:
             name = lines_view(t)
             con.execute(f"CREATE TABLE staging.{name}__rows AS {_rows_sql(con, t, tables.get(t))}")
             con.unregister(f"_memory_{t}")
             con.execute(f"CREATE VIEW staging.{name} AS SELECT * FROM staging.{name}__rows")
-        con.execute(f"CREATE TABLE staging.superseded_lines__computed AS {SUPERSEDED_LINES}")
-        con.execute("CREATE VIEW staging.stg_superseded_lines AS "
-                    "SELECT * FROM staging.superseded_lines__computed")
-        for name, sql in staging_views(with_superseded=False):
-            con.execute(f"CREATE VIEW staging.{name} AS {sql}")
         install_registry(con, registry)
         install_flag_codes(con)
         install(con, model_tables or load())
         grading.install(con, deciding_evaluations)
-        for f in sql_files():
-            run_sql(con, f)
-            if f.parent.name == "intermediate":
-                con.execute(f"CREATE TABLE intermediate.{f.stem}__computed AS "
-                            f"SELECT * FROM intermediate.{f.stem}")
-                con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
-                            f"SELECT * FROM intermediate.{f.stem}__computed")
+        build(con, Source(once=IN_MEMORY))
     except BaseException:
         con.close()
         raise

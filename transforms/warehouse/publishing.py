@@ -1,12 +1,12 @@
 """The views of a lake version, and warehouse.duckdb (transforms.warehouse).
 
-`attach` makes every view of sql/ on a DuckDB connection over the stored tables of one lake
-version: the staging views over the rows as ingested, the intermediate views over
-lake/_derived/, the lake tables' views over lake/<table>, and the other views (v_*) as SQL over
-those. `build` writes them to warehouse.duckdb (made aside and renamed into place); only writers
-call it: an ingest, `runlake publish`, forget, the Dagster warehouse asset. Readers open the
-file when it shows the lake's newest version from this home, and otherwise make the same views
-in memory (`in_memory`), so a reader never writes.
+`attach` makes every model of sql/ on a DuckDB connection over one lake version, through the
+one builder (transforms.warehouse.builder): the staging models over the rows as ingested, each
+stored model (its header's `-- stored:`) over the table the lake version stores, the other
+views as SQL over those. `build` writes them to warehouse.duckdb (made aside and renamed into
+place); only writers call it: an ingest, `runlake publish`, forget, the Dagster warehouse
+asset. Readers open the file when it shows the lake's newest version from this home, and
+otherwise make the same views in memory (`in_memory`), so a reader never writes.
 """
 
 import os
@@ -21,15 +21,11 @@ from transforms.errors import InputError
 from transforms.lake import DEFAULT_RETENTION_HOURS, MANIFEST, WRITTEN, Lake, lake_schema
 from transforms.lake.store import locate
 from transforms.warehouse import BUILD, FILE_NAME, built_for, log_state, path
-from transforms.warehouse.derive import (
-    PUBLIC,
-    derived,
-    digest,
-    is_lookup,
-    stored_sql,
-)
-from transforms.warehouse.sqlfiles import sql_files
-from transforms.warehouse.staging import prepare, run_sql
+from transforms.warehouse.builder import IN_MEMORY
+from transforms.warehouse.builder import build as build_models
+from transforms.warehouse.derive import digest
+from transforms.warehouse.staging import prepare
+from transforms.warehouse.stored import version_source
 
 # Readable by the duckdb CLI releases people have installed, not only by the newest library.
 STORAGE_VERSION = "v1.5.0"
@@ -37,33 +33,13 @@ STORAGE_VERSION = "v1.5.0"
 
 def attach(con: duckdb.DuckDBPyConnection, lake: Lake, snapshot: dict[str, int],
            materialize: bool = False) -> None:
-    """Every view of sql/ on `con`, over the tables of the lake version `snapshot`. A derived
-    table that version lacks (a version written before runlake stored them) is computed by its
-    SQL instead: as a view, or once as a table with `materialize` (an in-memory connection)."""
+    """Every model of sql/ on `con`, over the tables of the lake version `snapshot`: a stored
+    model (`-- stored:`) reads the table that version stores; one that version lacks (a
+    version written before runlake stored it) is computed by its SQL instead, the `table`
+    models once as tables with `materialize` (an in-memory connection)."""
     lake.prefetch(snapshot)  # on object storage, every table of the version opened at once
     prepare(con, lake, snapshot)
-    for f in sql_files():
-        body = None
-        if f.parent.name == "intermediate":
-            table = derived(f.stem)
-            version = snapshot.get(table, -1)
-            body = stored_sql(lake, table, version,
-                              distinct=version >= 0 and is_lookup(lake, table, version))
-            if body is not None:
-                con.execute(f"CREATE VIEW intermediate.{f.stem} AS {body}")
-                continue
-        elif f.parent.name == "marts" and f.stem in PUBLIC:
-            body = stored_sql(lake, f.stem, snapshot.get(f.stem, -1))
-            if body is not None:
-                con.execute(f"CREATE VIEW main.{f.stem} AS {body}")
-                continue
-        run_sql(con, f)
-        if materialize and f.parent.name == "intermediate":
-            # Computed once here, as the derived tables store them, not once per query.
-            con.execute(f"CREATE TABLE intermediate.{f.stem}__computed AS "
-                        f"SELECT * FROM intermediate.{f.stem}")
-            con.execute(f"CREATE OR REPLACE VIEW intermediate.{f.stem} AS "
-                        f"SELECT * FROM intermediate.{f.stem}__computed")
+    build_models(con, version_source(lake, snapshot, IN_MEMORY if materialize else frozenset()))
 
 
 def is_current(home: Path | str) -> bool:

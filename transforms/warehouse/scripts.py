@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
-from transforms.lake import MANIFEST, Lake, sql_str, stored
+from transforms.lake import MANIFEST, Lake, lines_path, sql_str
 from transforms.lake.store import locate
 from transforms.warehouse.dialects import DIALECTS, macros, relations, translate_query
 from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
@@ -162,13 +162,13 @@ def lake_sources(home: Path | str, naming: Naming,
     for t in TABLES:
         view = lines_view(t)
         cols = schema["staging"][view]
-        v = versions.get(stored(t), -1)
+        v = versions.get(lines_path(t), -1)
         if v < 0:
             sources[view] = values_sql(cols, [], naming.dialect)
             continue
         listing = ", ".join(cols)
         if naming.dialect == "spark":
-            quoted = lake.uri(stored(t)).replace("`", "``")
+            quoted = lake.uri(lines_path(t)).replace("`", "``")
             sources[view] = (f"SELECT {listing} FROM delta.`{quoted}` "
                              f"VERSION AS OF {v}")
         else:
@@ -176,7 +176,7 @@ def lake_sources(home: Path | str, naming: Naming,
                              f"FOR VERSION AS OF {v}")
             once.append(f"CALL {catalog}.system.register_table(schema_name => "
                         f"{sql_str(bare_schema)}, table_name => {sql_str('lake_' + t)}, "
-                        f"table_location => {sql_str(lake.uri(stored(t)))})")
+                        f"table_location => {sql_str(lake.uri(lines_path(t)))})")
     return sources, once
 
 

@@ -1,0 +1,14 @@
+-- materialized: window_table
+-- Purpose: the runs as read (stg_runs_lines), without the lines that lost to a later line with
+-- their run_id.
+-- Grain: one row per row of stg_runs_lines kept.
+create or replace view staging.stg_runs as
+select * from staging.stg_runs_lines as r
+where
+    not exists (
+        select 1 from staging.stg_superseded_lines as l
+        where
+            l.run_id = r.run_id
+            and l.source_file = r.source_file
+            and l.source_line = r.source_line
+    )
