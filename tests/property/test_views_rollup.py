@@ -20,7 +20,7 @@ from tests.property import examples
 from transforms import warehouse
 from transforms.contracts.schemas import TABLES
 from transforms.ingest import ingest
-from transforms.lake import stored
+from transforms.lake import lines_path
 from transforms.warehouse import memory
 
 STATUSES = ["passed", "failed", "error", "skipped", None]

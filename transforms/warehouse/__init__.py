@@ -151,7 +151,7 @@ def reach(con: "duckdb.DuckDBPyConnection", lake: Any) -> None:
 
 
 _LAZY = {"GROUP_WEEKS": "derive", "NEIGHBOUR_DAYS": "derive",
-         "SQL_DIR": "sqlfiles", "view_docs": "sqlfiles"}
+         "SQL_DIR": "sqlfiles", "sql_files": "sqlfiles", "view_docs": "sqlfiles"}
 
 
 def __getattr__(name: str) -> Any:

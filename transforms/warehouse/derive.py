@@ -210,10 +210,8 @@ def _superseded_days(con: duckdb.DuckDBPyConnection, lake: Lake,
     `before` (staging.stg_superseded_lines: now)."""
     version = before.get(SUPERSEDED, -1)
     files = lake.file_uris(SUPERSEDED, version) if version >= 0 else []
-    if files:
-        old = parquet_sql(files)
-    else:
-        old = "SELECT * FROM staging.stg_superseded_lines WHERE false"
+    old = parquet_sql(files) if files \
+        else "SELECT * FROM staging.stg_superseded_lines WHERE false"
     rows = con.execute(f"""
         WITH changed AS ({changed_rows(old, "SELECT * FROM staging.stg_superseded_lines")})
         SELECT DISTINCT d FROM changed, unnest([day, win_day]) AS t(d)

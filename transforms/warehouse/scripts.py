@@ -1,7 +1,8 @@
 """`runlake views --dialect spark|trino`: the script that makes runlake's warehouse in
 another engine over the lake's Delta tables (transforms.warehouse.dialects translates the SQL):
-a view per lake table read at the warehouse's version, the lookups as VALUES, the staging
-views, the intermediate layer as tables and the public views."""
+a view per lake table read at the warehouse's version, the lookups as VALUES, then the models
+as the one builder plans them (transforms.warehouse.builder): the `table` models as tables,
+the others as views."""
 
 import datetime
 import re
@@ -17,9 +18,11 @@ from transforms.contracts.schemas import TABLES
 from transforms.errors import InputError
 from transforms.lake import MANIFEST, Lake, lines_path, sql_str
 from transforms.lake.store import locate
+from transforms.warehouse.builder import IN_MEMORY, Source, plan
 from transforms.warehouse.dialects import DIALECTS, macros, relations, translate_query
-from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
-from transforms.warehouse.staging import lines_view, staging_views
+from transforms.warehouse.models import models
+from transforms.warehouse.sqlfiles import SQL_DIR
+from transforms.warehouse.staging import lines_view
 
 LOOKUPS = ("flag_codes", "model_aliases", "model_prices", "deciding_evaluations")
 """Lookup tables of the warehouse, inlined as VALUES."""
@@ -97,10 +100,10 @@ def values_sql(columns: dict[str, str], rows: Iterable[tuple[object, ...]],
 def translate(con: duckdb.DuckDBPyConnection, naming: Naming, sources: dict[str, str],
               root: Path = SQL_DIR) -> list[str]:
     """The statements that make runlake's warehouse in `naming.dialect`, in order: a view per
-    lake table (`sources[view]`: SQL of the target engine reading it), the lookups, the
-    staging views built on them, the intermediate layer as tables (computed once, as runlake
-    keeps them under lake/_derived: views stacked this deep are more than Spark's planner
-    handles), then every view of sql/marts and sql/checks. `con` is a DuckDB warehouse: the
+    lake table (`sources[view]`: SQL of the target engine reading it), the lookups, then
+    every model of sql/ but the macros, as the builder plans them (transforms.warehouse.builder):
+    the `table` models (the intermediate layer, the lines that lost) as tables, the others as
+    views. `con` is a DuckDB warehouse: the
     columns of each relation and the lookups' rows come from it."""
     dialect = naming.dialect
     if dialect not in DIALECTS:
@@ -124,15 +127,15 @@ def translate(con: duckdb.DuckDBPyConnection, naming: Naming, sources: dict[str,
     rows = con.execute("SELECT * FROM staging.stg_tool_registry ORDER BY ALL").fetchall()
     out.append(naming.view("stg_tool_registry", values_sql(
         schema["staging"]["stg_tool_registry"], rows, dialect)))
-    for name, body in staging_views():
-        out.append(naming.view(name, sql(sqlglot.parse_one(body, read="duckdb"))))
-    for f in sql_files(root):
-        if f.parent.name == "macros":
-            continue
-        for stmt in sqlglot.parse(f.read_text(), read="duckdb"):
+    # Every model through the builder's plan: a `table` model computed once as a table (as
+    # runlake stores the intermediate ones under lake/_derived: views stacked this deep are
+    # more than Spark's planner handles), the others views; macros are inlined.
+    chosen = [m for m in models(root) if m.materialized != "macro"]
+    for step in plan(Source(once=IN_MEMORY), chosen):
+        for stmt in sqlglot.parse(step.model.path.read_text(), read="duckdb"):
             if isinstance(stmt, exp.Create) and stmt.args.get("kind") == "VIEW":
                 body = sql(stmt.expression)
-                if f.parent.name == "intermediate":
+                if step.once:
                     out += naming.table(stmt.this.name, body)
                 else:
                     out.append(naming.view(stmt.this.name, body))
