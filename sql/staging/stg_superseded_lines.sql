@@ -21,5 +21,5 @@ from (
         row_number() over w as rank_
     from staging.stg_runs_lines
     window w as (partition by run_id order by source_file desc, source_line desc)
-)
-where rank_ > 1
+) as ranked
+where ranked.rank_ > 1

@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from transforms.errors import WarehouseError
-from transforms.warehouse.sqlfiles import SQL_DIR, sql_files
+from transforms.warehouse.sqlfiles import sql_files
 
 KINDS = ("view", "table", "window_table", "macro")
 PARTITIONS = ("week", "none")
@@ -98,8 +98,8 @@ def _parsed(path: Path, stamp: int) -> Model:
 
 
 def models(root: Path | None = None) -> list[Model]:
-    """Every model under `root` (default SQL_DIR), in build order."""
-    return [_parsed(f, f.stat().st_mtime_ns) for f in sql_files(root or SQL_DIR)]
+    """Every model under `root` (default sqlfiles.SQL_DIR), in build order."""
+    return [_parsed(f, f.stat().st_mtime_ns) for f in sql_files(root)]
 
 
 def by_name(root: Path | None = None) -> dict[str, Model]:
