@@ -29,7 +29,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from transforms import ingest as ingest_module
 from transforms.lake import commit, core
-from transforms.warehouse import derive, lake_version
+from transforms.warehouse import derive, lake_version, windows
 import transforms.warehouse as warehouse
 spent = {"imports": time.perf_counter() - t0}
 
@@ -47,7 +47,7 @@ def timed(owner, name, stage, label=None):
 timed(ingest_module, "summarize", "summary")
 timed(lake_version, "derive", "derive")
 timed(derive, "_compute", "derive: compute every table")
-timed(derive, "_write_weeks", "derive: compute and write", lambda con, rel, name, *a: name)
+timed(windows, "write_weeks", "derive: compute and write", lambda con, rel, name, *a: name)
 timed(commit, "commit_table", "commits of the written tables")
 timed(derive, "replace_partitions", "commits of the derived tables")
 timed(derive, "commit_linked", "commits of the tables shown as written")

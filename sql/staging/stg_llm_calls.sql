@@ -3,12 +3,4 @@
 -- Grain: one row per row of stg_llm_calls_lines kept.
 create or replace view staging.stg_llm_calls as
 select * from staging.stg_llm_calls_lines as r
-where
-    not exists (
-        select 1 from staging.stg_superseded_calls as s
-        where
-            s.span_id = r.span_id
-            and s.trace_id = r.trace_id
-            and s.source_file = r.source_file
-            and s.source_line = r.source_line
-    )
+where not lost_call(r.span_id, r.trace_id, r.source_file, r.source_line)

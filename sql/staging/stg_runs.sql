@@ -4,11 +4,4 @@
 -- Grain: one row per row of stg_runs_lines kept.
 create or replace view staging.stg_runs as
 select * from staging.stg_runs_lines as r
-where
-    not exists (
-        select 1 from staging.stg_superseded_lines as l
-        where
-            l.run_id = r.run_id
-            and l.source_file = r.source_file
-            and l.source_line = r.source_line
-    )
+where not lost_line(r.run_id, r.source_file, r.source_line)

@@ -3,10 +3,4 @@
 -- Grain: one row per losing line.
 create or replace view staging.stg_superseded_runs as
 select * from staging.stg_runs_lines as r
-where exists (
-    select 1 from staging.stg_superseded_lines as l
-    where
-        l.run_id = r.run_id
-        and l.source_file = r.source_file
-        and l.source_line = r.source_line
-)
+where lost_line(r.run_id, r.source_file, r.source_line)

@@ -4,20 +4,5 @@
 -- Grain: one row per row of stg_tool_calls_lines kept.
 create or replace view staging.stg_tool_calls as
 select * from staging.stg_tool_calls_lines as r
-where
-    not exists (
-        select 1 from staging.stg_superseded_lines as l
-        where
-            l.run_id = r.run_id
-            and l.source_file = r.source_file
-            and l.source_line = r.source_line
-    )
-    and (
-        r.span_id is null or not exists (
-            select 1 from staging.stg_superseded_spans as s
-            where
-                s.span_id = r.span_id
-                and s.source_file = r.source_file
-                and s.source_line = r.source_line
-        )
-    )
+where not lost_line(r.run_id, r.source_file, r.source_line)
+    and not lost_span_copy(r.span_id, r.source_file, r.source_line)
