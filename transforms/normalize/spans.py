@@ -170,7 +170,7 @@ class SpanNormalizer:
 
     def _span(self, span: Any, index: int, line: int, copied_later: bool = False) -> None:
         """One span's rows. A span the same line holds again further on (`copied_later`) is
-        a copy that loses to that one (transforms.warehouse.staging.SPAN_COPIES): its spans
+        a copy that loses to that one (sql/staging/stg_span_copies.sql): its spans
         row is kept, as every copy's is, and its LLM call and findings are the later copy's
         (the rows read from one line cannot be told apart by copy)."""
         day = self.fallback_day

@@ -2,12 +2,13 @@
 RUNLAKE_HOME/warehouse.duckdb, a small DuckDB file of those views (no data: the views read the
 lake's tables), with `flag_codes` and the model alias and price tables.
 
-`staging.stg_<table>` reads each lake table as ingested (lake/_lines/<table>); the SQL under
-`sql/` builds everything else, most of it stored by the commit that made the lake version
-(transforms.warehouse.derive): each intermediate view reads lake/_derived/<name>, and the public
-view of each lake table (runs, messages, spans, ...) reads lake/<table>. SQL under `sql/` is
-applied in build order (transforms.warehouse.sqlfiles); a broken reference fails the build
-loudly and leaves the previous warehouse in place.
+A view of each lake table reads its rows as ingested (lake/_lines/<table>); the SQL models
+under `sql/` build everything else, each as its header declares (transforms.warehouse.models),
+through one builder (transforms.warehouse.builder). Most are stored by the commit that made the
+lake version (transforms.warehouse.derive): each model whose header says `-- stored:` reads
+that lake table (lake/_derived/<name> for the intermediate ones, lake/<table> for the public
+view of each lake table). Models are built in build order (transforms.warehouse.sqlfiles); a
+broken reference fails the build loudly and leaves the previous warehouse in place.
 
 Writers build the file (transforms.warehouse.publishing); readers never write: `connect` opens
 the file when it shows the lake's newest version from this home, and otherwise (a commit not

@@ -9,21 +9,21 @@ step 2).
   their other rows are derived here (transforms.warehouse.linked);
 - lake/_derived/<int_view>: each intermediate view (sql/intermediate) behind the other views:
   links between runs and spans, per-run totals, findings across tables;
-- lake/_derived/superseded_lines and lake/_derived/int_span_far_flags: those that need the
-  whole lake (a repeated run_id, a span whose run is far away), a few rows each.
+- the models of `-- scope: lake` (the lines a later line replaced, under
+  lake/_derived/superseded_lines; the spans whose run is far away): those that need the whole
+  lake, a few rows each.
 
 Which model is stored where, and how, each SQL file's header declares
 (transforms.warehouse.models): `-- stored:` names the table, `-- partition: week` a table
-partitioned by `week` (the Monday of the week of the day
-its rows count toward) and rewritten a week at a time: a week's rows are computed from its days
-and MARGIN_DAYS either side, so they are the same whatever wider window they are computed in.
+partitioned by `week` (the Monday of the week of the day its rows count toward) and rewritten a
+week at a time (transforms.warehouse.windows): a week's rows are computed from its days and
+MARGIN_DAYS either side, so they are the same whatever wider window they are computed in.
 A commit rewrites the weeks whose rows as ingested it changed (the data files it added or
 removed, against the lake version readers saw), and those whose lines won or lost to a repeated
 run_id; adjacent weeks are computed in one pass (GROUP_WEEKS at most). A change of the SQL, the
 tool registry or the model tables (the `derived_from` digest the manifest commit records)
 rewrites every week.
 """
-
 
 import hashlib
 import uuid
@@ -134,7 +134,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
     # (a first commit, or one a repair moved aside), or when a written table has no version
     # readers saw (a repair moved it aside and the commit made it anew: its files before
     # cannot be compared with its files now).
-    expected = [m.stored for m in stored_models()]
+    expected = [m.stored for m in stored_models() if m.stored is not None]
     full = previous.get("derived_from") != key or any(
         before.get(t, -1) < 0 or now.get(t, -1) < 0 for t in expected) or any(
         before.get(lines_path(t), -1) < 0 <= now.get(lines_path(t), -1) for t in TABLES)

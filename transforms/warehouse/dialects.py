@@ -50,7 +50,7 @@ def _is_table(body: exp.Expr) -> bool:
 
 
 def macros(dialect: str, root: Path = SQL_DIR) -> dict[str, Macro]:
-    """Every macro of sql/ (scalar under macros/, table macros under marts/), with the bodies
+    """Every macro of sql/ (scalar or table, in any layer), with the bodies
     sql/dialects/ gives in place of DuckDB's where the engine lacks what DuckDB uses: in Spark
     SQL under spark/ (for Trino too), in Trino SQL under trino/ where Trino needs its own."""
     found: dict[str, Macro] = {}

@@ -5,9 +5,9 @@ lake on disk.
 transforms.contracts.schemas, as the ingest's workers stage them; a `month` partition column,
 as transforms.lake.files.lake_schema adds, is ignored) and returns an in-memory DuckDB
 connection holding the same objects as `transforms.warehouse.publishing.at` computes from a
-lake version: the staging views (the lines a later line supersedes left out of the run
-tables), the tool registry, flag_codes and the model tables, then the macros, intermediate,
-marts and checks of sql/ in build order, the intermediate views computed once as tables.
+lake version: a view of each table's rows, the tool registry, flag_codes and the model tables,
+then every model of sql/ in build order through the one builder (transforms.warehouse.builder),
+the `table` models computed once as tables.
 """
 
 from collections.abc import Mapping

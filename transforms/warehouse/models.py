@@ -110,8 +110,3 @@ def stored_models(root: Path | None = None) -> list[Model]:
     """The models the derive stores in the lake, in build order."""
     return [m for m in models(root) if m.stored is not None]
 
-
-def public_tables(root: Path | None = None) -> tuple[str, ...]:
-    """The public models stored as lake tables named like them (lake/runs, lake/flags, ...):
-    the lake tables any engine reads to count what the warehouse counts."""
-    return tuple(m.name for m in stored_models(root) if m.layer == "marts")

@@ -1,6 +1,6 @@
 """The SQL under sql/: its files in build order, and what their header comments say.
 
-Each file creates the object named like the file (a view, or a macro under sql/macros). The
+Each file creates the object named like the file (a view, or a macro). The
 build order comes from the SQL itself, parsed with sqlglot: a file is built after the files
 whose objects it reads or calls. Layers keep their order (macros, staging, intermediate, marts,
 checks); a file that names an object of a later layer, or files that name each other in a
