@@ -17,7 +17,6 @@ from transforms.ingest import ingest
 from transforms.lake import commit as lakecommit
 from transforms.warehouse import derive as derive_mod
 from transforms.warehouse import publishing, sqlfiles
-from transforms.warehouse import weeks as weeks_mod
 
 
 def run(run_id: str, day: str, text: str = "ok") -> dict[str, Any]:
