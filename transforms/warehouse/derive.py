@@ -59,7 +59,6 @@ from transforms.warehouse.linked import (
     relinked_weeks,
 )
 from transforms.warehouse.models import models, stored_models
-from transforms.warehouse.sqlfiles import sql_files
 from transforms.warehouse.staging import SUPERSEDED, prepare
 from transforms.warehouse.weeks import (
     GROUP_WEEKS,
@@ -93,10 +92,10 @@ def digest(lake: Lake) -> str:
     the model tables and the deciding evaluations. A lake version records it as
     `derived_from`."""
     h = hashlib.sha256(LAYOUT_VERSION.encode())
-    for f in sql_files():
-        if f.parent.name in DIGEST_LAYERS:
-            h.update(f"{f.parent.name}/{f.name}\n".encode())
-            h.update(f.read_bytes())
+    for m in models():
+        if m.layer in DIGEST_LAYERS:
+            h.update(f"{m.layer}/{m.path.name}\n".encode())
+            h.update(m.path.read_bytes())
     for extra in (f"{REGISTRY}/tools.parquet", MODEL_TABLES, GRADING):
         try:
             h.update(lake.store.read_bytes(*extra.split("/")))
