@@ -33,7 +33,7 @@ from typing import Any
 
 import duckdb
 
-from transforms import memory
+from transforms import db, memory
 from transforms.contracts.schemas import TABLES
 from transforms.lake import (
     GRADING,
@@ -64,27 +64,31 @@ from transforms.warehouse.weeks import (
     GROUP_WEEKS,
     MARGIN_DAYS,
     NEIGHBOUR_DAYS,
+    ROW_GROUP_BYTES,
     all_weeks,
     changed_rows,
     rewritten_since,
     touched_weeks,
     week_of,
 )
-from transforms.warehouse.windows import (
-    Stage,
-    before_windows,
-    derive_connection,
-    in_windows,
-    scratch_file,
-)
+from transforms.warehouse.windows import Stage, before_windows, in_windows, scratch_file
 from transforms.warehouse.windows import compute as _compute
 
-__all__ = ["GROUP_WEEKS", "NEIGHBOUR_DAYS", "derive", "digest"]
+__all__ = ["GROUP_WEEKS", "NEIGHBOUR_DAYS", "ROW_GROUP_BYTES", "derive", "derive_connection",
+           "digest"]
 
 DIGEST_LAYERS = ("staging", "macros", "intermediate", "marts")
 
 LAYOUT_VERSION = "3"
 """Part of the `derived_from` digest: a runlake that stores derived rows otherwise changes it."""
+
+
+def derive_connection(scratch: Path) -> duckdb.DuckDBPyConnection:
+    """A connection of the derive: DuckDB's share of the ingest's memory (transforms.memory),
+    spilling the rest into the scratch folder, the rows' order not kept
+    (transforms.warehouse.weeks.ROW_GROUP_BYTES)."""
+    return db.connect(memory_limit=memory.budget().duckdb_limit,
+                      temp_directory=str(scratch / "spill"), preserve_insertion_order=False)
 
 
 def digest(lake: Lake) -> str:
@@ -178,7 +182,11 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
         stale = sorted(w for w in weeks if w is not None)
         chosen = None if full else [w.isoformat() for w in stale]
         if full or stale:
-            _compute(lake, scratch, now, stale, files, columns, stage, computed)
+            windows = derive_connection(scratch)
+            try:
+                _compute(windows, lake, scratch, now, stale, files, columns, stage, computed)
+            finally:
+                windows.close()
             for m in weekly:
                 assert m.stored is not None
                 if m.name in LINKED:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import duckdb
 
-from transforms import db, memory
 from transforms.lake import Lake, parquet_sql
 from transforms.lake.core import DataFile
 from transforms.warehouse.builder import IN_WINDOW, Source, build, needed
@@ -22,13 +21,6 @@ from transforms.warehouse.linked import LINKED, restore, window_view
 from transforms.warehouse.models import Model, models
 from transforms.warehouse.staging import Window, prepare_lookups, prepare_tables
 from transforms.warehouse.weeks import MARGIN_DAYS, groups, write_weeks
-
-
-def derive_connection(scratch: Path) -> duckdb.DuckDBPyConnection:
-    """A connection of the derive: DuckDB's share of the ingest's memory (transforms.memory),
-    spilling the rest into the scratch folder, the rows' order not kept (weeks.ROW_GROUP_BYTES)."""
-    return db.connect(memory_limit=memory.budget().duckdb_limit,
-                      temp_directory=str(scratch / "spill"), preserve_insertion_order=False)
 
 
 class Stage:
@@ -74,14 +66,14 @@ def scratch_file(scratch: Path, m: Model) -> Path:
     return scratch / f"{m.name}.parquet"
 
 
-def compute(lake: Lake, scratch: Path, written: dict[str, int], weeks: list[date],
-            files: dict[str, list[DataFile]], columns: dict[str, set[str]], stage: Stage,
-            computed: dict[str, set[str]]) -> None:
-    """Compute the weekly models for `weeks`, a group of adjacent weeks in one pass, into
+def compute(con: duckdb.DuckDBPyConnection, lake: Lake, scratch: Path, written: dict[str, int],
+            weeks: list[date], files: dict[str, list[DataFile]], columns: dict[str, set[str]],
+            stage: Stage, computed: dict[str, set[str]]) -> None:
+    """On `con` (a connection of its own: the derive's, transforms.warehouse.derive), compute
+    the weekly models for `weeks`, adjacent weeks a group at a time in one pass, into
     scratch/out/<name>/week=<week>/ (and each one's schema beside, also when no week has
     rows). A LINKED table's rows are computed from its staged files in `computed` only: the
     others are linked (transforms.warehouse.linked)."""
-    con = derive_connection(scratch)
     out = scratch / "out"
     everything = models()
     early = {m.name for m in before_windows(everything)}
@@ -91,38 +83,35 @@ def compute(lake: Lake, scratch: Path, written: dict[str, int], weeks: list[date
         return parquet_sql([str(scratch_file(scratch, m))]) if m.name in early else None
 
     source = Source(stored, IN_WINDOW, "window")
-    try:
-        prepare_lookups(con, lake)
-        # An empty lake still gets every table, with its columns.
-        for i, group in enumerate(groups(weeks) or [[]]):
-            first = (group[0] if group else date(1970, 1, 5)) - timedelta(days=MARGIN_DAYS)
-            last = (group[-1] if group else date(1970, 1, 5)) + timedelta(days=6 + MARGIN_DAYS)
-            window = Window(first, last, {
-                t: [f.path for f in fs if f.first is None or f.last is None
-                    or (f.first <= last and f.last >= first)]
-                for t, fs in files.items()}, columns)
-            prepare_tables(con, lake, written, window)
-            names = [f"'{w.isoformat()}'" for w in group] or ["NULL"]
-            weeks_text = f"{first + timedelta(days=MARGIN_DAYS)} to " \
-                f"{last - timedelta(days=MARGIN_DAYS)}"
-            for m in chosen:
-                if not m.weekly:
+    prepare_lookups(con, lake)
+    # An empty lake still gets every table, with its columns.
+    for i, group in enumerate(groups(weeks) or [[]]):
+        first = (group[0] if group else date(1970, 1, 5)) - timedelta(days=MARGIN_DAYS)
+        last = (group[-1] if group else date(1970, 1, 5)) + timedelta(days=6 + MARGIN_DAYS)
+        window = Window(first, last, {
+            t: [f.path for f in fs if f.first is None or f.last is None
+                or (f.first <= last and f.last >= first)]
+            for t, fs in files.items()}, columns)
+        prepare_tables(con, lake, written, window)
+        names = [f"'{w.isoformat()}'" for w in group] or ["NULL"]
+        weeks_text = f"{first + timedelta(days=MARGIN_DAYS)} to " \
+            f"{last - timedelta(days=MARGIN_DAYS)}"
+        for m in chosen:
+            if not m.weekly:
+                build(con, source, [m])
+                continue
+            assert m.stored is not None
+            with stage.doing(f"deriving lake/{m.stored} for the weeks of {weeks_text}"):
+                if m.name in LINKED:
                     build(con, source, [m])
+                    window_view(con, m.name, sorted(
+                        set(window.files[m.name]) & computed[m.name]),
+                        columns[m.name], first, last)
+                    try:
+                        write_weeks(con, m.relation, m.name, out, names, i)
+                    finally:
+                        restore(con, m.name)
                     continue
-                assert m.stored is not None
-                with stage.doing(f"deriving lake/{m.stored} for the weeks of {weeks_text}"):
-                    if m.name in LINKED:
-                        build(con, source, [m])
-                        window_view(con, m.name, sorted(
-                            set(window.files[m.name]) & computed[m.name]),
-                            columns[m.name], first, last)
-                        try:
-                            write_weeks(con, m.relation, m.name, out, names, i)
-                        finally:
-                            restore(con, m.name)
-                        continue
-                    # Later models read this one whole (the margin days included).
-                    build(con, source, [m])
-                    write_weeks(con, m.relation, m.name, out, names, i)
-    finally:
-        con.close()
+                # Later models read this one whole (the margin days included).
+                build(con, source, [m])
+                write_weeks(con, m.relation, m.name, out, names, i)
