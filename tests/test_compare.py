@@ -24,7 +24,7 @@ from transforms.cli import app
 from transforms.compare import JSON_KEYS, compare
 from transforms.errors import InputError
 from transforms.ingest import ingest
-from transforms.report.nightly import rows
+from transforms.verdict.reading import rows
 
 RUNNER = CliRunner()
 DAY = date(2026, 11, 20)
@@ -447,7 +447,7 @@ def test_ci_formats_hold_hostile_names(monkeypatch: pytest.MonkeyPatch, tmp_path
     one annotation line and well-formed XML."""
     import io
 
-    from transforms import ci
+    from transforms.verdict import ci_outputs as ci
 
     name = "evil\n::error::forged %0A <x/> \x1b[31m\x00"
     stream = io.StringIO()

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from tests.conftest import SamplesLake
-from transforms.cli.query import _cell
+from transforms.cli.query import cell
 
 HEAVY = ("polars", "pyarrow", "deltalake", "dagster", "jinja2", "sqlglot", "duckdb", "pydantic",
          "orjson", "yaml")
@@ -37,13 +37,13 @@ def test_help_names_every_command_and_import_format() -> None:
 
 
 def test_table_cells_round_floats() -> None:
-    assert _cell(0.7605633802816901) == "0.7606"
-    assert _cell(10601.083333333334) == "10601.08"
-    assert _cell(12.0) == "12"
-    assert _cell(0.0) == "0"
-    assert _cell(None) == "NULL"
-    assert _cell(3) == "3"
-    assert _cell(float("nan")) == "nan"
+    assert cell(0.7605633802816901) == "0.7606"
+    assert cell(10601.083333333334) == "10601.08"
+    assert cell(12.0) == "12"
+    assert cell(0.0) == "0"
+    assert cell(None) == "NULL"
+    assert cell(3) == "3"
+    assert cell(float("nan")) == "nan"
 
 
 def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: SamplesLake

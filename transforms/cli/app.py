@@ -64,7 +64,7 @@ err = console(stderr=True)
 _QUOTED_PATH = re.compile(r"""["'](/[^"']+)["']""")
 
 
-def _disk_full(e: BaseException) -> str | None:
+def disk_full_path(e: BaseException) -> str | None:
     """For an error that is a full disk (ENOSPC, as any library words it, or its cause), the
     path it was writing when the error names one ("" when it names none); else None. A
     parser process's traceback, carried with its error, names source files, not the file
@@ -86,14 +86,14 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
     the folder the command writes into, named when a full disk's error names no file."""
     if isinstance(e, DiskFull):  # named with the disk and what is needed
         return str(e), 1
-    full = _disk_full(e)
+    full = disk_full_path(e)
     if full is not None:
         path = full or where
         return ("the disk is full (ENOSPC: no space left on device)"
                 + (f" writing {path}" if path else "")
                 + ": free some space and run the command again"), 1
     if isinstance(e, WarehouseError):
-        return f"the warehouse views could not be built: {_one_line(str(e))}", 1
+        return f"the warehouse views could not be built: {one_line(str(e))}", 1
     if isinstance(e, RunlakeError):
         return str(e), 2 if isinstance(e, InputError) else 1
     if isinstance(e, FileNotFoundError) and e.filename is None:
@@ -103,7 +103,7 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
         return where + (e.strerror or str(e)), 1
     duckdb = sys.modules.get("duckdb")  # not imported: the error is not DuckDB's
     if duckdb is not None and isinstance(e, duckdb.Error):  # a damaged warehouse or lake
-        return (f"the warehouse or the lake could not be read: {_one_line(str(e))} (run "
+        return (f"the warehouse or the lake could not be read: {one_line(str(e))} (run "
                 "`runlake doctor` to check the lake and build the warehouse again)"), 1
     return None
 
@@ -145,7 +145,7 @@ class _OneLineErrors(TyperGroup):
                 raise
             if isinstance(e, NoWarehouse) and _home_defaulted(args):
                 told = (_no_warehouse_by_default(e), told[1])
-            _fail(*told)
+            fail(*told)
 
 
 def _home_defaulted(args: list[str]) -> bool:
@@ -174,7 +174,7 @@ def _written(args: list[str]) -> str | None:
             if arg.startswith(f"{option}="):
                 return arg.split("=", 1)[1]
     try:
-        return str(_settings().home)
+        return str(load_settings().home)
     except Exception:  # noqa: BLE001 - a bad setting has its own error; nothing to name here
         return None
 
@@ -245,17 +245,17 @@ class OutputFormat(StrEnum):
     parquet = "parquet"
 
 
-def _settings() -> "Settings":
+def load_settings() -> "Settings":
     """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
     from transforms import settings
 
     return settings.load()  # an InputError: told in one line (_OneLineErrors)
 
 
-def _home(home: str | None) -> Path | str:
+def resolve_home(home: str | None) -> Path | str:
     """--home (a local folder, or an s3:// URL kept as written), else RUNLAKE_HOME."""
     if home is None:
-        return _settings().home
+        return load_settings().home
     from transforms import settings
 
     try:
@@ -267,15 +267,15 @@ def _home(home: str | None) -> Path | str:
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Text from traces or file names as a terminal shows it safely, on its one line: control
     characters (newlines and tabs, escape sequences, bidi overrides) as \\n, \\t, \\xNN,
     \\uNNNN."""
     return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
 
 
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {escape(_printable(message))}", highlight=False,
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {escape(printable(message))}", highlight=False,
               markup=True)
     raise typer.Exit(code)
 
@@ -286,7 +286,7 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun if n == 1 else noun + 's'}"
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """A DuckDB error as one line: its lines joined, the caret line under the query left out."""
     return " ".join(p.strip() for p in message.splitlines() if p.strip().strip("^"))
 
