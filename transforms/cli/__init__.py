@@ -7,8 +7,6 @@ per group of commands: ingest, query (sql, views), report, compare, upkeep (hist
 formats (import, schema, validate), serve (the OTLP receiver).
 """
 
-import sys
-
 from transforms.cli import (  # noqa: F401 (their commands)
     compare,
     formats,
@@ -18,15 +16,12 @@ from transforms.cli import (  # noqa: F401 (their commands)
     serve,
     upkeep,
 )
-from transforms.cli.app import KindChoice, OutputFormat, app, err
+from transforms.cli.app import KindChoice, OutputFormat, app
 
 __all__ = ["KindChoice", "OutputFormat", "app", "main"]
 
 
 def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+    """Run the command line (Ctrl-C is told in one line by transforms.command, the executable)."""
+    app()
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperGroup
 
+from transforms.cli.help_text import RunlakeGroup, RunlakeTyper, columns_set
 from transforms.errors import (
     DiskFull,
     InputError,
@@ -35,27 +35,15 @@ PIPED_WIDTH = 100_000
 wrapped at 80 columns there (rich's width for what is not a terminal); a table is as wide as
 its cells, and text is never wrapped anyway (soft wrap)."""
 
-PIPED_HELP_WIDTH = 120
-"""The width of --help when no standard stream is a terminal and neither COLUMNS nor
-TERMINAL_WIDTH is set (a terminal on any stream, as with `runlake --help | less`, gives its
-own width)."""
-
-
 def console(**options: Any) -> Console:
     """A console that prints text as it is: what runlake prints is data (trace text, file and
     column names, values), never Rich markup (`[/INST]` in a transcript is no closing tag),
     emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly. Into a
     pipe or a file it is PIPED_WIDTH wide, unless COLUMNS says how wide."""
     c = Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
-    if "width" not in options and not c.is_terminal and not _columns_set():
+    if "width" not in options and not c.is_terminal and not columns_set():
         c.width = PIPED_WIDTH
     return c
-
-
-def _columns_set() -> bool:
-    import os
-
-    return os.environ.get("COLUMNS", "").strip().isdigit()
 
 
 out = console()
@@ -113,7 +101,7 @@ COMMANDS = ("ingest", "sql", "views", "report", "compare", "history", "forget", 
 """The order `runlake --help` lists the commands in: the daily ones first."""
 
 
-class _OneLineErrors(TyperGroup):
+class _OneLineErrors(RunlakeGroup):
     """Every command's errors told in one line, once, here (not per command)."""
 
     def list_commands(self, ctx: Any) -> list[str]:
@@ -136,9 +124,6 @@ class _OneLineErrors(TyperGroup):
         args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # before click consumes them
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:  # Ctrl-C: one line (typer would exit 130 saying nothing)
-            err.print("interrupted")
-            raise typer.Exit(130) from None
         except Exception as e:  # noqa: BLE001 - runlake's, OS and DuckDB errors; others re-raised
             told = error_line(e, _written(args))
             if told is None:
@@ -179,48 +164,7 @@ def _written(args: list[str]) -> str | None:
         return None
 
 
-def _flag_shows_no_type(self: Any, ctx: Any) -> str | None:
-    """`--help` and `--fail-on-regression` in --help, not `--help <bool>`: a flag takes no
-    value, so it has no type to show."""
-    if getattr(self, "is_flag", False) and not getattr(self, "count", False):
-        return None
-    return _option_type(self, ctx)
-
-
-def _argument_usage(self: Any) -> str:
-    """An argument in the usage line as click writes it: `QUERY`, `PATH...`, `[TYPE]` (typer
-    writes `{query}` and `{PATHS...}...`)."""
-    name = (self.metavar or self.name or "").upper()
-    if self.nargs != 1 and not name.endswith("..."):
-        name += "..."
-    return name if self.required else f"[{name}]"
-
-
-def _help_width(format_help: Any) -> Any:
-    """--help at PIPED_HELP_WIDTH when no standard stream is a terminal and neither COLUMNS nor
-    TERMINAL_WIDTH says a width (rich would use 80)."""
-
-    def fitted(self: Any, ctx: Any, formatter: Any) -> Any:
-        import os
-
-        from typer import rich_utils
-
-        if not (_columns_set() or os.environ.get("TERMINAL_WIDTH")
-                or any(os.isatty(fd) for fd in (0, 1, 2))):
-            rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
-        return format_help(self, ctx, formatter)
-
-    return fitted
-
-
-for _cls in (typer.core.TyperCommand, typer.core.TyperGroup):
-    _cls.format_help = _help_width(_cls.format_help)  # type: ignore[method-assign]
-
-_option_type = typer.core.TyperOption.display_type_rich
-typer.core.TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
-typer.core.TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = RunlakeTyper(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   cls=_OneLineErrors,
                   help="runlake: a local SQL warehouse of AI-agent test runs.")
 
