@@ -357,23 +357,6 @@ def test_templates_escape_every_value() -> None:
         assert calls == (["Markup("] if path.name == "formatting.py" else []), path
 
 
-def test_markdown_cells_stay_one_line_of_text() -> None:
-    """Trace text in a Markdown cell ($GITHUB_STEP_SUMMARY, --markdown) keeps the table's rows
-    and shows as text: no line break of any kind, no terminal control, no entity."""
-    from transforms.verdict.formatting import md
-
-    for name in ("a\rb", "a\r\nb", "a\nb", "a\u2028b", "a\u2029b", "a\x0bb", "a\x0cb",
-                 "a\x85b"):
-        assert md(name) == "a b", repr(name)
-    assert md("bell\x07 esc\x1b[31mred") == "bell  esc \\[31mred"
-    assert md("nul\x00") == "nul "
-    assert md("&lt;script&gt; & co") == "&amp;lt;script&amp;gt; &amp; co"
-    assert md("x | y") == "x \\| y"
-    assert md("\u202eevil") == "U+202Eevil"
-    assert md("abc|", most=3) == "abc" and md("ab|d", most=3) == "ab\\|"
-    assert md(None) == ""
-
-
 def test_pairs_without_an_agent_or_model_come_after_the_named_ones(
         write_lines: Any, home: Path) -> None:
     """The verdict table puts the runs that name no agent or model (`unknown`) after the real

@@ -76,26 +76,23 @@ def help_width() -> Iterator[None]:
         rich_utils.MAX_WIDTH = before
 
 
-class RunlakeCommand(TyperCommand):
+class RunlakeHelp:
+    """The help rules above, for a command or a group (before typer's class in its bases)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return runlake_params(super().get_params(ctx))  # type: ignore[misc]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        with help_width():
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class RunlakeCommand(RunlakeHelp, TyperCommand):
     """A `runlake` command: its help by the rules above."""
 
-    def get_params(self, ctx: Any) -> list[Any]:
-        return runlake_params(super().get_params(ctx))
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        with help_width():
-            super().format_help(ctx, formatter)
-
-
-class RunlakeGroup(TyperGroup):
+class RunlakeGroup(RunlakeHelp, TyperGroup):
     """The `runlake` group: its help by the rules above."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return runlake_params(super().get_params(ctx))
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        with help_width():
-            super().format_help(ctx, formatter)
 
 
 class RunlakeTyper(typer.Typer):

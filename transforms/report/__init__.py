@@ -13,8 +13,8 @@ loads nothing from the network.
 - `summary`: what the page says, for the CLI and Dagster;
 - `nightly`: the verdict; `nightly_ci`: the verdict for CI; `webhook`: the alert.
 
-Figures and text, the rows read and the CI formats are transforms.verdict's, shared with
-`runlake compare`.
+Figures and text, the rows read and the CI formats come from transforms.verdict, which
+`runlake compare` shares.
 """
 
 from transforms.report.page import MAX_MESSAGE_CHARS, render, write_report

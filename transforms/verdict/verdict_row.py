@@ -102,10 +102,12 @@ class VerdictRow:
 
     @property
     def reasons(self) -> list[str]:
+        """Why the group regressed, in REASONS' words (none when it did not)."""
         return list(self.row["reasons"] or [])
 
     @property
     def regressed(self) -> bool:
+        """Whether the group regressed for any of its reasons."""
         return bool(self.row["regressed"])
 
     @property
