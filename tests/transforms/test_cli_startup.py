@@ -62,3 +62,22 @@ def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: Sa
                           check=True).stdout
     assert "\n1 row\n" in done
     assert done.strip().endswith("loaded:"), done
+
+
+def test_importing_runlake_changes_no_library_and_reads_no_sql() -> None:
+    """Importing the command line leaves typer and click as they were (runlake's help rules
+    live in its own command classes: transforms.cli.help_text), and importing the report and
+    compare reads no SQL file (the significance levels are read on first use)."""
+    code = (
+        "import typer.core as c, typer.rich_utils as r\n"
+        "from transforms.warehouse import sqlfiles\n"
+        "def read(*a, **k): raise AssertionError('a SQL constant read at import')\n"
+        "sqlfiles.constant = read\n"
+        "def now(): return [c.TyperOption.display_type_rich, c.TyperOption.__init__,\n"
+        "    c.TyperArgument._usage_display_name, c.TyperCommand.format_help,\n"
+        "    c.TyperGroup.format_help, c.TyperGroup.invoke, r.MAX_WIDTH]\n"
+        "before = now()\n"
+        "import transforms.cli, transforms.report, transforms.report.nightly_ci\n"
+        "import transforms.compare.comparison_ci, transforms.compare.page\n"
+        "assert now() == before, 'typer changed'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
