@@ -33,11 +33,6 @@ def interrupted() -> None:
 
 def _ended_by_interrupt(e: BaseException) -> bool:
     """Whether an exit was raised while Ctrl-C's KeyboardInterrupt was handled (or caused it)."""
-    seen: list[BaseException] = []
-    at: BaseException | None = e
-    while at is not None and at not in seen:
-        if isinstance(at, KeyboardInterrupt):
-            return True
-        seen.append(at)
-        at = at.__cause__ or at.__context__
-    return False
+    from transforms.errors import causes  # imported by the command line already
+
+    return any(isinstance(x, KeyboardInterrupt) for x in causes(e))
