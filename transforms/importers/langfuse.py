@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, json_object, unix_ns
 from transforms.normalize.spans import ALIASES
 

@@ -1,0 +1,48 @@
+"""What an input kind is: the `Format` protocol every module of transforms.kinds implements,
+and the `Normalizer` protocol of what its files' records become."""
+
+from datetime import date
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from transforms.contracts.registry import Registry
+    from transforms.normalize.columns import ColumnBuffers
+
+
+class Normalizer(Protocol):
+    """Turns the records of one source file into rows of the lake's tables."""
+
+    days: set[date]
+    """The days the rows added so far belong to."""
+
+    def add(self, line: int, raw: bytes, obj: dict[str, Any]) -> str | None:
+        """Append the rows of one record (a parsed JSON object); None when it was read, else
+        why it is not a record of this kind (the line is then quarantined with that reason)."""
+        ...
+
+
+class Format(Protocol):
+    """One input kind: how its files are told, read, normalized, checked and explained."""
+
+    name: str
+    """The kind: what --kind accepts, the folder name that tells it, `ingest_files.kind`."""
+    suffixes: tuple[str, ...]
+    """File-name endings (lower case, before any .gz or .zst) that make a file this kind."""
+    document_endings: tuple[str, ...]
+    """The reader: a file of this kind whose name ends so holds one whole document (read as
+    line 1, newlines and all); any other file of the kind is read line by line."""
+    flags: tuple[str, ...]
+    """The flag codes (transforms.contracts.flags.CATALOG) its normalizer raises."""
+    checks_tools: bool
+    """Whether its runs' tool calls are checked against a tool registry (--tools)."""
+    help: str
+    """One line for `runlake ingest --help` and `runlake validate --help`."""
+    order: int
+    """Where --help and the docs list it among the kinds (lower first)."""
+
+    def normalizer(self, source_file: str, fallback_day: date, buffers: "ColumnBuffers",
+                   registry: "Registry | None" = None) -> Normalizer:
+        """A normalizer for the records of one source file, appending to `buffers`; records
+        without a day of their own get `fallback_day`. `registry`, when the kind checks
+        tools: the tool registry to check its tool calls against."""
+        ...
