@@ -1,6 +1,6 @@
 """Response JSONL records -> rows of runs, metadata_kv and flags (transcripts: transcript.py).
 
-One pass per record, appending row tuples that become Arrow tables per block: no object per
+One pass per record, adding rows by column name that become Arrow tables per block: no object per
 row survives the block. The rules are those docs/formats.md gives for response files, the
 columns those of docs/data-dictionary.md; each flag code is raised from here with a detail
 saying exactly what was found. Cross-line rules (run_id_duplicate) are derived in the
@@ -16,8 +16,8 @@ from transforms.contracts.flags import CATALOG
 from transforms.contracts.registry import Registry
 from transforms.contracts.response import UNFINISHED
 from transforms.normalize.columns import INT64_MAX, MAX_RUNTIME_MS, ColumnBuffers
+from transforms.normalize.scores import add_row as add_score
 from transforms.normalize.scores import outcome_scores
-from transforms.normalize.scores import row as score_row
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
 from transforms.read import jsontext
 from transforms.read.dates import date_prefix, in_utc
@@ -120,12 +120,11 @@ class ResponseNormalizer:
         self.source_file = source_file
         self.fallback_day = fallback_day
         self.days: set[date] = set()
-        rows = buffers.rows_of
-        self._runs = rows["runs"]
-        self._flags = rows["flags"]
+        self._add_run = buffers.adder("runs", source_file=source_file)
+        self._add_flag = buffers.adder("flags", source="response", source_file=source_file)
         self.transcript = TranscriptNormalizer(source_file, buffers)
-        self._kv = rows["metadata_kv"]
-        self._scores = rows["scores"]
+        self._add_kv = buffers.adder("metadata_kv", source_file=source_file)
+        self._add_score = buffers.adder("scores")
 
     def use_registry(self, registry: Registry | None) -> None:
         """Check every tool call of the runs against this tool registry."""
@@ -136,9 +135,11 @@ class ResponseNormalizer:
               message_index: int | None = None, call_index: int | None = None,
               tool_name: str | None = None, finding_key: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, None, message_index, call_index, tool_name,
-                            code, s.severity, s.category, detail, "response", finding_key,
-                            self.source_file, line))
+        self._add_flag(entity=s.entity, run_id=run_id, day=day, span_id=None,
+                       message_index=message_index, call_index=call_index,
+                       tool_name=tool_name, code=code, severity=s.severity,
+                       category=s.category, detail=detail, finding_key=finding_key,
+                       source_line=line)
 
     # -- one record -------------------------------------------------------------------------
     def add(self, line: int, raw: bytes, obj: dict[str, Any], shape: str | None = None,
@@ -210,8 +211,8 @@ class ResponseNormalizer:
         if isinstance(outcome, dict) and outcome.get("scores") is not None:
             problems: list[str] = []
             for i, named in enumerate(outcome_scores(outcome["scores"], problems)):
-                self._scores.append(score_row(named, rid, day, "response", None, None, i,
-                                              self.source_file, line))
+                add_score(self._add_score, named, rid, day, "response", None, None, i,
+                          self.source_file, line)
             pending.extend(("score_malformed", p[:500], None, None) for p in problems[:10])
 
         # contract mode
@@ -299,15 +300,21 @@ class ResponseNormalizer:
         for code, detail, mi, ci, *tool in pending:
             self._flag(code, rid, day, line, detail, mi, ci, *tool)
 
-        self._runs.append((
-            rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,
-            turn_index, session_done, started_at, ended_at, status_final, score, judge_skipped,
-            outcome_error, explanation,
-            "rich_strict" if strict else "lenient", "rich" if rich else "thin", fr_text,
-            fr_chars, truncated, n_messages, n_calls, n_thinking, in_tok, out_tok, runtime,
-            system_prompt_id,
-            "metadata" if in_tok is not None or out_tok is not None else "none",
-            shape, self.source_file, line))
+        self._add_run(
+            run_id=rid, day=day, agent=agent, agent_version=agent_version, model=model,
+            test_case_id=test_case_id, batch_id=batch_id, trace_id=trace_id,
+            session_id=session_id, turn_index=turn_index, session_done=session_done,
+            started_at=started_at, ended_at=ended_at, status=status_final, score=score,
+            judge_skipped=judge_skipped, outcome_error=outcome_error,
+            outcome_explanation=explanation,
+            contract_mode="rich_strict" if strict else "lenient",
+            trace_mode="rich" if rich else "thin", final_response=fr_text,
+            final_response_chars=fr_chars, final_response_truncated=truncated,
+            n_messages=n_messages, n_tool_calls=n_calls, n_thinking=n_thinking,
+            input_tokens=in_tok, output_tokens=out_tok, agent_runtime_ms=runtime,
+            system_prompt_id=system_prompt_id,
+            tokens_source="metadata" if in_tok is not None or out_tok is not None else "none",
+            record_shape=shape, source_line=line)
         return None
 
     @staticmethod
@@ -380,7 +387,8 @@ class ResponseNormalizer:
                 value, too_deep = jsontext.text(v)
                 if too_deep:
                     deep.append(f"metadata.{k[:60]}")
-                self._kv.append((rid, day, k, value, self.source_file, line))
+                self._add_kv(run_id=rid, day=day, key=k, value=value,
+                             source_line=line)
                 continue
             if v is None:
                 continue

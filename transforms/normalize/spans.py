@@ -18,7 +18,7 @@ from transforms.normalize.columns import (
     valid_price,
 )
 from transforms.normalize.scores import EVALUATION_EVENT, Score, evaluation
-from transforms.normalize.scores import row as score_row
+from transforms.normalize.scores import add_row as add_score
 from transforms.normalize.transcript import (
     DEEP,
     ROLES,
@@ -133,10 +133,10 @@ class SpanNormalizer:
         self.source_file = source_file
         self.fallback_day = fallback_day
         self.days: set[date] = set()
-        self._spans = buffers.rows_of["spans"]
-        self._calls = buffers.rows_of["llm_calls"]
-        self._flags = buffers.rows_of["flags"]
-        self._scores = buffers.rows_of["scores"]
+        self._add_span = buffers.adder("spans", source_file=source_file)
+        self._add_call = buffers.adder("llm_calls", source_file=source_file)
+        self._add_flag = buffers.adder("flags", source="span", source_file=source_file)
+        self._add_score = buffers.adder("scores")
         self._score_line, self._score_index = 0, 0
         self.transcript = TranscriptNormalizer(source_file, buffers, source="span")
 
@@ -164,9 +164,11 @@ class SpanNormalizer:
               call_index: int | None = None, tool_name: str | None = None,
               finding_key: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, span_id, message_index, call_index,
-                            tool_name, code, s.severity, s.category, detail, "span", finding_key,
-                            self.source_file, line))
+        self._add_flag(entity=s.entity, run_id=run_id, day=day, span_id=span_id,
+                       message_index=message_index, call_index=call_index,
+                       tool_name=tool_name, code=code, severity=s.severity,
+                       category=s.category, detail=detail, finding_key=finding_key,
+                       source_line=line)
 
     def _span(self, span: Any, index: int, line: int, copied_later: bool = False) -> None:
         """One span's rows. A span the same line holds again further on (`copied_later`) is
@@ -231,16 +233,21 @@ class SpanNormalizer:
         if bad and not copied_later:
             self._flag("span_malformed", run_id, day, line,
                        f"span {span_id}: " + "; ".join(bad), span_id)
-        self._spans.append((
-            trace_id, span_id, first_str(span, ("parent_id",)), run_id, day, agent,
-            span.get("name") if isinstance(span.get("name"), str) else None,
-            _strip(span.get("kind"), "SpanKind."), start, end, duration,
-            _strip(status.get("status_code"), "StatusCode."),
-            status.get("description") if isinstance(status.get("description"), str) else None,
-            service, attrs_text, res_text,
-            len(events) if isinstance(events, list) else 0, lr is not None,
-            first_str(attrs, ("gen_ai.operation.name",)), first_str(attrs, ("gen_ai.tool.name",)),
-            first_str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
+        description = status.get("description")
+        self._add_span(
+            trace_id=trace_id, span_id=span_id, parent_id=first_str(span, ("parent_id",)),
+            run_id=run_id, day=day, agent=agent,
+            name=span.get("name") if isinstance(span.get("name"), str) else None,
+            kind=_strip(span.get("kind"), "SpanKind."), start_time=start, end_time=end,
+            duration_ms=duration, status_code=_strip(status.get("status_code"), "StatusCode."),
+            status_description=description if isinstance(description, str) else None,
+            service_name=service, attributes=attrs_text, resource_attributes=res_text,
+            n_events=len(events) if isinstance(events, list) else 0,
+            has_log_request=lr is not None,
+            operation=first_str(attrs, ("gen_ai.operation.name",)),
+            tool_name=first_str(attrs, ("gen_ai.tool.name",)),
+            tool_call_id=first_str(attrs, ("gen_ai.tool.call.id",)), span_index=index,
+            source_line=line)
         if lr is not None and not copied_later:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
         if isinstance(events, list) and events and not copied_later:
@@ -267,8 +274,8 @@ class SpanNormalizer:
         """A scores row of this file's line `line` (numbered in the order of the line)."""
         if line != self._score_line:
             self._score_line, self._score_index = line, 0
-        self._scores.append(score_row(found, run_id, day, source, trace_id, span_id,
-                                      self._score_index, self.source_file, line))
+        add_score(self._add_score, found, run_id, day, source, trace_id, span_id,
+                  self._score_index, self.source_file, line)
         self._score_index += 1
 
     def _llm_call(self, lr: dict[str, Any], span_id: str, trace_id: str, run_id: str | None,
@@ -345,17 +352,21 @@ class SpanNormalizer:
         for code, detail, mi, ci, *tool in flags:
             self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi, ci,
                        *tool)
-        self._calls.append((
-            span_id, trace_id, run_id, day, agent,
-            lr.get("provider") if isinstance(lr.get("provider"), str) else None,
-            lr.get("model") if isinstance(lr.get("model"), str) else None,
-            in_tok, out_tok, attr_count(attrs[cached_key]) if cached_key else None,
-            attr_count(attrs[reasoning_key]) if reasoning_key else None, price, status,
-            error_type, error_message,
-            len(error_message) if error_message is not None else None, req_start, req_end,
-            latency, max_tokens,
-            lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
-            _count(lr.get("prompt_version_number")), n_in, n_out, self.source_file, line))
+        self._add_call(
+            span_id=span_id, trace_id=trace_id, run_id=run_id, day=day, agent=agent,
+            provider=lr.get("provider") if isinstance(lr.get("provider"), str) else None,
+            model=lr.get("model") if isinstance(lr.get("model"), str) else None,
+            input_tokens=in_tok, output_tokens=out_tok,
+            cached_input_tokens=attr_count(attrs[cached_key]) if cached_key else None,
+            reasoning_tokens=attr_count(attrs[reasoning_key]) if reasoning_key else None,
+            price=price, status=status, error_type=error_type, error_message=error_message,
+            error_message_chars=len(error_message) if error_message is not None else None,
+            request_start_time=req_start, request_end_time=req_end, latency_ms=latency,
+            max_tokens=max_tokens,
+            prompt_name=lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
+            prompt_version_number=_count(lr.get("prompt_version_number")),
+            n_input_messages=n_in, n_output_messages=n_out,
+            source_line=line)
 
     def _prompt(self, prompt: Any, direction: str, first: int, span_id: str,
                 run_id: str | None, day: date, line: int, flags: Pending, bad: list[str]) -> int:
