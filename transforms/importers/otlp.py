@@ -12,7 +12,7 @@ from typing import Any
 
 from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines
-from transforms.normalize.spans import AGENT_KEYS
+from transforms.normalize.span_fields import AGENT_KEYS
 
 
 def _is_span(x: Any) -> bool:
