@@ -133,7 +133,7 @@ def test_one_list_of_kinds() -> None:
     from transforms.kinds import INPUT_FORMATS
     from transforms.read import readers
 
-    assert readers.KINDS == tuple(INPUT_FORMATS)
+    assert tuple(INPUT_FORMATS) == readers.KINDS
     assert set(readers.READABLE_KINDS) <= set(readers.KINDS)
     for name, fmt in INPUT_FORMATS.items():
         for suffix in fmt.suffixes:
