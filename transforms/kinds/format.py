@@ -1,8 +1,11 @@
 """What an input kind is: the `Format` protocol every module of transforms.kinds implements,
-and the `Normalizer` protocol of what its files' records become."""
+the `Normalizer` protocol of what its files' records become, and `KindFormat`, the Format of a
+kind whose normalizer is one class."""
 
+import importlib
+from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from transforms.contracts.registry import Registry
@@ -46,3 +49,28 @@ class Format(Protocol):
         without a day of their own get `fallback_day`. `registry`, when the kind checks
         tools: the tool registry to check its tool calls against."""
         ...
+
+
+@dataclass(frozen=True)
+class KindFormat:
+    """A `Format` whose normalizer is a class taking (source_file, fallback_day, buffers), named
+    as `module:Class` and imported when the first file of the kind is read; when the kind
+    checks tools, the class has `use_registry(registry)`."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    flags: tuple[str, ...]
+    help: str
+    order: int
+    normalizer_class: str
+    """`module:Class` of the normalizer."""
+    document_endings: tuple[str, ...] = ()
+    checks_tools: bool = False
+
+    def normalizer(self, source_file: str, fallback_day: date, buffers: "ColumnBuffers",
+                   registry: "Registry | None" = None) -> Normalizer:
+        module, _, cls = self.normalizer_class.partition(":")
+        norm = getattr(importlib.import_module(module), cls)(source_file, fallback_day, buffers)
+        if self.checks_tools:
+            norm.use_registry(registry)
+        return cast(Normalizer, norm)
