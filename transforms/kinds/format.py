@@ -50,6 +50,11 @@ class Format(Protocol):
         tools: the tool registry to check its tool calls against."""
         ...
 
+    def load(self) -> None:
+        """Import what reading a file of the kind needs, now: the worker module does it for
+        every kind, so that the fork server imports it once for all its workers."""
+        ...
+
 
 @dataclass(frozen=True)
 class KindFormat:
@@ -69,8 +74,12 @@ class KindFormat:
 
     def normalizer(self, source_file: str, fallback_day: date, buffers: "ColumnBuffers",
                    registry: "Registry | None" = None) -> Normalizer:
-        module, _, cls = self.normalizer_class.partition(":")
-        norm = getattr(importlib.import_module(module), cls)(source_file, fallback_day, buffers)
+        norm = self.load()(source_file, fallback_day, buffers)
         if self.checks_tools:
             norm.use_registry(registry)
         return cast(Normalizer, norm)
+
+    def load(self) -> Any:
+        """The normalizer class, imported on first use."""
+        module, _, cls = self.normalizer_class.partition(":")
+        return getattr(importlib.import_module(module), cls)

@@ -28,6 +28,11 @@ from transforms.read.readers import Block, parse_line, split_block
 
 _REGISTRIES: dict[str, Registry] = {}
 
+for _fmt in INPUT_FORMATS.values():
+    # Every kind's normalizer, imported with this module: once in the fork server (which
+    # preloads it), not again in each worker it forks.
+    _fmt.load()
+
 
 @dataclass
 class BlockTask:
