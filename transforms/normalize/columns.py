@@ -4,7 +4,10 @@ A normalizer adds a row with the adder of its table (`ColumnBuffers.adder`), nam
 column of the table's schema (transforms.contracts.schemas) as a keyword: a column the schema
 does not declare, or one left out, is an error naming the table and the column. The adder
 stores the row as a tuple in the schema's order, and `to_arrow` hands the tuples to pyarrow as
-struct values in one call, so the hot loop never touches per-column lists.
+struct values in one call, so the hot loop never touches per-column lists. The rows of every
+message of a transcript are appended as tuples in an order their normalizer declares by name
+(`in_schema_order`), checked against the schema when it is imported: a call by keyword for
+each of them would slow the ingest.
 """
 
 from collections.abc import Callable
@@ -45,28 +48,24 @@ RowAdder = Callable[..., None]
 """Adds one row of a table: its columns by name, as keywords."""
 
 _Factory = Callable[..., Any]
-"""Makes an adder (or a binder) of a table for a list's append and the fixed columns."""
+"""Makes an adder of a table for a list's append and the fixed columns."""
 
 
-def _adder_factory(table: str, fixed: tuple[str, ...], shared: tuple[str, ...] = ()
-                   ) -> _Factory:
+def _adder_factory(table: str, fixed: tuple[str, ...]) -> _Factory:
     """Makes, for a list's `append` and the values of the `fixed` columns, the adder of
     `table`'s rows: a function whose keyword-only parameters are the table's other columns, so
     that Python itself refuses an unknown or missing column (named in the error), and whose
-    body appends the row's tuple in the schema's order. With `shared` columns, it makes a
-    binder instead: given those (by name), it returns the adder of the other columns."""
+    body appends the row's tuple in the schema's order."""
     names = TABLES[table].names
-    unknown = [n for n in (*fixed, *shared) if n not in names]
+    unknown = [n for n in fixed if n not in names]
     if unknown:
         raise ColumnError(f"the row of {table} has no column {unknown[0]!r} (its columns: "
                           f"{', '.join(names)})")
-    given = ", ".join(n for n in names if n not in fixed and n not in shared)
-    adder = (f"def add(*, {given}):\n"
-             f"    append(({', '.join(names)},))\n")
-    if shared:
-        adder = f"def bind(*, {', '.join(shared)}):\n" + _indent(adder) + "    return add\n"
-    source = (f"def make(append{''.join(', ' + n for n in fixed)}):\n" + _indent(adder)
-              + f"    return {'bind' if shared else 'add'}\n")
+    given = ", ".join(n for n in names if n not in fixed)
+    source = (f"def make(append{''.join(', ' + n for n in fixed)}):\n"
+              f"    def add(*, {given}):\n"
+              f"        append(({', '.join(names)},))\n"
+              f"    return add\n")
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<columns of {table}>", "exec"), namespace)  # noqa: S102
     make: _Factory = namespace["make"]
@@ -76,10 +75,6 @@ def _adder_factory(table: str, fixed: tuple[str, ...], shared: tuple[str, ...] =
     return make
 
 
-def _indent(source: str) -> str:
-    return "".join("    " + line for line in source.splitlines(keepends=True))
-
-
 def _named(code: CodeType, name: str) -> CodeType:
     """`code` whose nested functions are named `name` in Python's errors."""
     return code.replace(co_consts=tuple(
@@ -87,13 +82,31 @@ def _named(code: CodeType, name: str) -> CodeType:
         for c in code.co_consts))
 
 
-_FACTORIES: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Factory] = {}
+_FACTORIES: dict[tuple[str, tuple[str, ...]], _Factory] = {}
 
 
 def _explained(table: str, e: TypeError) -> ColumnError:
     """A clear error for a row of `table` that named an unknown column or left one out."""
     names = TABLES[table].names
     return ColumnError(f"{e} (its columns: {', '.join(names)})")
+
+
+def in_schema_order(table: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """`names` when they are `table`'s columns in its schema's order, else a ColumnError naming
+    the unknown, missing or misplaced column. For the rows a normalizer adds for every message
+    of a transcript, whose keyword calls measurably slow an ingest: it appends their tuples to
+    `rows_of` in the order it declares here by name, checked once, when it is imported."""
+    schema = TABLES[table].names
+    unknown = [n for n in names if n not in schema]
+    missing = [n for n in schema if n not in names]
+    if unknown or missing:
+        what = f"no column {unknown[0]!r}" if unknown else f"column {missing[0]!r} left out"
+        raise ColumnError(f"the row of {table}: {what} (its columns: {', '.join(schema)})")
+    for given, declared in zip(names, schema, strict=True):
+        if given != declared:
+            raise ColumnError(f"the row of {table}: {given!r} where the schema has "
+                              f"{declared!r} (its columns: {', '.join(schema)})")
+    return names
 
 
 class ColumnBuffers:
@@ -105,27 +118,16 @@ class ColumnBuffers:
     def adder(self, table: str, **fixed: Any) -> RowAdder:
         """The function that adds a row of `table`, given its columns by name (keywords):
         made once, and called for every row. `fixed` gives columns every row it adds shares
-        (a run's id and day, the source line), so that each call names only the others, which
-        is cheaper. An unknown or missing column raises a TypeError naming the table's row and
-        the column."""
-        return self._factory(table, tuple(fixed), ())(self.rows_of[table].append, **fixed)
-
-    def binder(self, table: str, shared: tuple[str, ...], **fixed: Any
-               ) -> Callable[..., RowAdder]:
-        """For rows that come in groups (a run's messages): a function that, given the
-        `shared` columns of a group by name, returns the adder of the group's rows, which
-        names the other columns; `fixed` as for `adder`. Made once, it makes each group's
-        adder at the cost of one call."""
-        make = self._factory(table, tuple(fixed), shared)
-        bind: Callable[..., RowAdder] = make(self.rows_of[table].append, **fixed)
-        return bind
+        (the source file), so that each call names only the others. An unknown or missing
+        column raises a TypeError naming the table's row and the column."""
+        return self._factory(table, tuple(fixed))(self.rows_of[table].append, **fixed)
 
     @staticmethod
-    def _factory(table: str, fixed: tuple[str, ...], shared: tuple[str, ...]) -> _Factory:
-        key = (table, fixed, shared)
+    def _factory(table: str, fixed: tuple[str, ...]) -> _Factory:
+        key = (table, fixed)
         make = _FACTORIES.get(key)
         if make is None:
-            make = _FACTORIES[key] = _adder_factory(table, fixed, shared)
+            make = _FACTORIES[key] = _adder_factory(table, fixed)
         return make
 
     def append(self, table: str, **values: Any) -> int:

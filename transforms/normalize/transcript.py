@@ -2,8 +2,10 @@
 
 Owns the rules for one OpenAI-style `messages` list (docs/formats.md):
 roles, string/parts/null content, thinking blocks, both tool-call shapes with object or string
-arguments, and the linking of each call to the tool message that answers it. Rows are added by
-column name (transforms.normalize.columns); flags go to the caller's `pending` list.
+arguments, and the linking of each call to the tool message that answers it. Rows are appended
+as tuples in the orders MESSAGE_COLUMNS, THINKING_COLUMNS and TOOL_CALL_COLUMNS declare by
+name, checked against the schema when this module is imported (a keyword call per message
+would slow the ingest: transforms.normalize.columns); flags go to the caller's `pending` list.
 """
 
 from datetime import date
@@ -13,13 +15,30 @@ from typing import Any
 import orjson
 
 from transforms.contracts.registry import Registry, Tool
-from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.columns import ColumnBuffers, in_schema_order
 from transforms.read import jsontext
 from transforms.read.readers import describe, json_type
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 _MISSING: Any = object()
+MESSAGE_COLUMNS = in_schema_order("messages", (
+    "run_id", "day", "message_index", "role", "content_kind", "text", "chars", "part_types",
+    "other_parts", "n_tool_calls", "tool_call_id", "name", "n_thinking", "source", "span_id",
+    "direction", "source_file", "source_line"))
+"""The order of a messages row's tuple."""
+THINKING_COLUMNS = in_schema_order("thinking", (
+    "run_id", "day", "message_index", "block_index", "text", "chars", "span_id", "source_file",
+    "source_line"))
+"""The order of a thinking row's tuple."""
+TOOL_CALL_COLUMNS = in_schema_order("tool_calls", (
+    "run_id", "day", "message_index", "call_index", "call_id", "tool_name", "arguments",
+    "arguments_raw", "arguments_valid", "arguments_chars", "call_shape", "result_message_index",
+    "result_chars", "source", "span_id", "source_file", "source_line"))
+"""The order of a tool_calls row (a list until its result is found, then a tuple)."""
+_MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
+    TOOL_CALL_COLUMNS.index(c) for c in ("message_index", "call_index", "call_id",
+                                         "tool_name", "result_message_index", "result_chars"))
 DEEP = "kept whole as JSON text"
 """What becomes of a value nested deeper than orjson writes (jsontext.MAX_DEPTH), in flags."""
 
@@ -71,16 +90,9 @@ class TranscriptNormalizer:
         self.source_file = source_file
         self.source = source
         self.span_id = span_id
-        # A list's rows share the run, the span, the direction and the line: given once per
-        # list, so that each row names only its own columns.
-        self._messages_of = buffers.binder(
-            "messages", ("run_id", "day", "span_id", "direction", "source_line"),
-            source=source, source_file=source_file)
-        self._thinking_of = buffers.binder(
-            "thinking", ("run_id", "day", "span_id", "source_line"), source_file=source_file)
-        self._calls_of = buffers.binder(
-            "tool_calls", ("run_id", "day", "span_id", "source_line"), source=source,
-            source_file=source_file)
+        self._messages_rows = buffers.rows_of["messages"]
+        self._calls = buffers.rows_of["tool_calls"]
+        self._thinking = buffers.rows_of["thinking"]
         self.replied_after_user = False
         # The tool registry and the tools the current run's agent may call (None: unchecked).
         self.registry: Registry | None = None
@@ -105,15 +117,13 @@ class TranscriptNormalizer:
                             f"messages is {describe(msgs)}, not a list", None, None))
             self.replied_after_user = False
             return 0, 0, 0, False, False
-        span_id = self.span_id
-        # What every row of this list shares is given once: each row names the rest.
-        add_message = self._messages_of(run_id=rid, day=day, span_id=span_id,
-                                        direction=direction, source_line=line)
-        add_thinking = None  # made for the first thinking block: most lists have none
+        add_message = self._messages_rows.append
+        add_thinking = self._thinking.append
+        src, source, span_id = self.source_file, self.source, self.span_id
         dropped: list[str] = []
         broken: list[str] = []
-        calls_by_id: dict[str, list[dict[str, Any]]] = {}
-        run_calls: list[dict[str, Any]] = []
+        calls_by_id: dict[str, list[list[Any]]] = {}
+        run_calls: list[list[Any]] = []
         has_text = False
         last_user = last_reply = -1
         n_msg = n_calls = n_thinking = 0
@@ -188,10 +198,8 @@ class TranscriptNormalizer:
             elif th is not None:
                 broken.append(f"entry {i} thinking is {describe(th)}")
             for bi, bt in enumerate(thoughts):
-                if add_thinking is None:
-                    add_thinking = self._thinking_of(run_id=rid, day=day, span_id=span_id,
-                                                     source_line=line)
-                add_thinking(message_index=i, block_index=bi, text=bt, chars=len(bt))
+                # THINKING_COLUMNS
+                add_thinking((rid, day, i, bi, bt, len(bt), span_id, src, line))
             n_th = len(thoughts)
             n_thinking += n_th
 
@@ -204,7 +212,7 @@ class TranscriptNormalizer:
                         continue
                     n_tc += 1
                     run_calls.append(call)
-                    cid = call["call_id"]
+                    cid = call[_CALL_ID]
                     if cid is not None:
                         calls_by_id.setdefault(cid, []).append(call)
             elif tcs is not None:
@@ -229,30 +237,27 @@ class TranscriptNormalizer:
                             message_key(m)))
                 else:
                     for call in waiting:
-                        if call["result_message_index"] is None:
-                            call["result_message_index"] = i
-                            call["result_chars"] = chars
+                        if call[_RESULT_INDEX] is None:
+                            call[_RESULT_INDEX] = i
+                            call[_RESULT_CHARS] = chars
                             break
             name = m.get("name")
-            add_message(message_index=i, role=role, content_kind=kind, text=text, chars=chars,
-                        part_types=ptypes, other_parts=other, n_tool_calls=n_tc,
-                        tool_call_id=tcid, name=name if isinstance(name, str) else None,
-                        n_thinking=n_th)
+            # MESSAGE_COLUMNS
+            add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
+                         name if isinstance(name, str) else None, n_th, source, span_id,
+                         direction, src, line))
             n_msg += 1
 
-        add_call = self._calls_of(run_id=rid, day=day, span_id=span_id,
-                                  source_line=line) if run_calls else None
         for row in run_calls:
-            identity = row.pop("identity")
-            if row["result_message_index"] is None and link_results:
-                cid, mi, tool = row["call_id"], row["message_index"], row["tool_name"]
+            if row[_RESULT_INDEX] is None and link_results:
+                cid, mi, tool = row[_CALL_ID], row[_MESSAGE_INDEX], row[_TOOL_NAME][:60]
                 pending.append(("tool_call_unanswered",
-                                f"call {cid[:60]!r} ({tool[:60]}) in message {mi} has no tool "
+                                f"call {cid[:60]!r} ({tool}) in message {mi} has no tool "
                                 "message answering it" if cid is not None else
-                                f"call {tool[:60]} in message {mi} has no id, so no tool "
-                                "message can answer it", mi, row["call_index"], tool,
-                                call_key(*identity)))
-            add_call(**row)  # type: ignore[misc]  # made when there are calls
+                                f"call {tool} in message {mi} has no id, so no tool message "
+                                "can answer it", mi, row[_CALL_INDEX], row[_TOOL_NAME],
+                                call_key(*row[-1])))
+            self._calls.append(tuple(row[:-1]))
         # A turn's own reply: assistant text after the last user message.
         self.replied_after_user = last_reply > last_user
         problems = dropped + broken
@@ -264,9 +269,8 @@ class TranscriptNormalizer:
         return n_msg, n_calls, n_thinking, has_text, not problems
 
     def _tool_call(self, tc: Any, rid: str | None, day: date, line: int, mi: int, ci: int,
-                   pending: Pending) -> dict[str, Any] | None:
-        """One tool call row by column (to be completed with its result), with what its
-        finding key is made of as `identity`; None when flagged."""
+                   pending: Pending) -> list[Any] | None:
+        """One tool call row (to be completed with its result), or None when flagged."""
         name: Any = None
         args: Any = _MISSING
         shape = "flat"
@@ -330,12 +334,9 @@ class TranscriptNormalizer:
             for code, detail in self.registry.check(self.tools, name, value, valid):
                 pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name,
                                 call_key(*identity)))
-        # The row of tool_calls, with what its finding key is made of (taken off before
-        # storing).
-        # (The run's id and day, the source and the line are given when the row is added.)
-        return {"message_index": mi, "call_index": ci, "call_id": call_id, "tool_name": name,
-                "arguments": arguments, "arguments_raw": raw_args, "arguments_valid": valid,
-                "arguments_chars": len(arguments) if arguments is not None else None,
-                "call_shape": shape, "result_message_index": None, "result_chars": None,
-                "identity": identity}
+        # The row of tool_calls in TOOL_CALL_COLUMNS' order, with what its finding key is made
+        # of last (taken off before storing).
+        return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
+                len(arguments) if arguments is not None else None, shape, None, None,
+                self.source, self.span_id, self.source_file, line, identity]
 
