@@ -23,8 +23,8 @@ def test_help_names_every_command_and_import_format() -> None:
     from typer.testing import CliRunner
 
     from transforms.cli import app
-    from transforms.import_formats import FORMATS
-    from transforms.importers import IMPORTERS, KNOWN, Importer
+    from transforms.importers import FORMATS
+    from transforms.importers.known import IMPORTERS, KNOWN, Importer
 
     # IMPORTERS is made from FORMATS and KNOWN: both name every importer, once.
     known = [i.name for i in KNOWN if isinstance(i, Importer)]

@@ -21,6 +21,7 @@ from transforms.errors import (
     causes,
     is_disk_full,
 )
+from transforms.kinds import INPUT_FORMATS, KINDS
 
 if TYPE_CHECKING:
     from transforms.settings import Settings
@@ -173,13 +174,10 @@ HomeOpt = Annotated[str | None, typer.Option("--home", help="Warehouse folder, o
                                              "[default: $RUNLAKE_HOME or ./warehouse]")]
 
 
-class KindChoice(StrEnum):
-    """--kind: the kinds a file can be read as (readers.KINDS; typer lists and checks them)."""
-
-    responses = "responses"
-    spans = "spans"
-    otlp = "otlp"
-    durable = "durable"
+KindChoice = StrEnum("KindChoice", {name: name for name in KINDS})  # type: ignore[misc]
+"""--kind: the kinds a file can be read as (transforms.kinds; typer lists and checks them)."""
+KIND_HELP = "; ".join(f"{name}: {fmt.help}" for name, fmt in INPUT_FORMATS.items())
+"""What each kind --kind accepts is, for the options' help."""
 
 
 class OutputFormat(StrEnum):

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from transforms.cli.app import (
+    KIND_HELP,
     KindChoice,
     app,
     fail,
@@ -15,7 +16,7 @@ from transforms.cli.app import (
 )
 from transforms.cli.ingest import print_skipped
 from transforms.errors import InputError
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 
 _FORMATS = [*FORMATS]
 
@@ -34,7 +35,7 @@ def import_cmd(
                                               "none.")] = None,
 ) -> None:
     """Convert other tools' result files into response (or span) JSONL for `runlake ingest`."""
-    from transforms.importers import run_import
+    from transforms.importers.known import run_import
 
     try:
         results = run_import(fmt, sources, out_dir, agent, model)
@@ -76,7 +77,7 @@ def validate_cmd(
         help="A response, span, OTLP or durable state file (or a folder of them).")],
     max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
     kind: Annotated[KindChoice | None, typer.Option(
-        help="Read the file as this kind, whatever its name.")] = None,
+        help="Read the file as this kind, whatever its name (" + KIND_HELP + ").")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
     from transforms.normalize import validate

@@ -15,6 +15,7 @@ from rich.progress import (
 from rich.table import Table
 
 from transforms.cli.app import (
+    KIND_HELP,
     HomeOpt,
     KindChoice,
     app,
@@ -41,7 +42,7 @@ def ingest_cmd(
         metavar="PATH", help="Files or folders to ingest, or s3://bucket/prefix URLs.")],
     home: HomeOpt = None,
     kind: Annotated[KindChoice | None, typer.Option(
-        help="Read every file as this kind, whatever its name.")] = None,
+        help="Read every file as this kind, whatever its name (" + KIND_HELP + ").")] = None,
     workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
     tools: Annotated[Path | None, typer.Option(
         help="Tool registry (tools.json or tools.yaml) to check tool calls against "
