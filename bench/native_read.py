@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from transforms.lake.files import sql_str
-from transforms.normalize.worker import BlockTask, StagedParts, _without_cyclic_gc, normalize_block
+from transforms.normalize.worker import BlockTask, StagedParts, normalize_block, without_cyclic_gc
 from transforms.read.readers import BlockReader, InputFile
 
 MESSAGE = ("STRUCT(role VARCHAR, content VARCHAR, tool_call_id VARCHAR, name VARCHAR, "
@@ -45,7 +45,7 @@ def worker(path: Path, out: Path) -> float:
                                                        size))):
         _, buffers = normalize_block(BlockTask(block, path.name, "responses", date(2026, 11, 1),
                                                str(out), str(part)))
-        with _without_cyclic_gc():
+        with without_cyclic_gc():
             staged = StagedParts(out, str(part))
             staged.write([buffers])
             staged.close()

@@ -130,7 +130,7 @@ def profile_child(home: str) -> None:
         if func not in QUERY_METHODS:
             continue
         for caller, (_, c_nc, _, c_ct) in by.items():
-            # A caller that issues exactly one query per call (nightly.rows) is named with
+            # A caller that issues exactly one query per call (verdict.reading.rows) is named with
             # its own callers, which say what the queries are for.
             c_stats = stats[caller]
             if c_stats[1] == c_nc and c_stats[4]:
@@ -306,8 +306,8 @@ def main() -> None:
     for name, (nc, ct) in sorted(last["methods"].items(), key=lambda kv: -kv[1][1]):
         print(f"    {name:<20} {nc:>5} {ct:8.2f}")
     print("  queries by caller, and their seconds (the last run; a caller that issues one "
-          "query per call, as nightly.rows, is named with its own callers, and its seconds are "
-          "its whole time, fetching included):")
+          "query per call, as verdict.reading.rows, is named with its own callers, and its "
+          "seconds are its whole time, fetching included):")
     for where, (n, ct) in sorted(last["callers"].items(), key=lambda kv: -kv[1][1]):
         print(f"    {n:>5} {ct:8.2f}  {where}")
     print(f"\nthe floor: the views alone, median of {args.repeat} (load average {_load()})")

@@ -82,7 +82,7 @@ CRASHED = "SELECT * FROM v_crashed_runs WHERE day = ? ORDER BY agent, model, sta
 
 def verdict_query(con: object, params: list[object]) -> int:
     """The verdict as transforms.report.nightly reads it (without its cache)."""
-    verdict = nightly._read(con, LAST, 7)  # type: ignore[arg-type]
+    verdict = nightly.read_uncached(con, LAST, 7)  # type: ignore[arg-type]
     return len(verdict.pairs)
 
 

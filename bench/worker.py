@@ -17,7 +17,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from transforms.normalize.worker import BlockTask, StagedParts, _without_cyclic_gc, normalize_block
+from transforms.normalize.worker import BlockTask, StagedParts, normalize_block, without_cyclic_gc
 from transforms.read.readers import BlockReader, InputFile
 
 
@@ -37,7 +37,7 @@ def main() -> None:
             _, buffers = normalize_block(BlockTask(block, args.input.name, args.kind,
                                                    date(2026, 11, 1), str(parts), str(part)))
             middle = time.perf_counter()
-            with _without_cyclic_gc():  # as process_batch stages them
+            with without_cyclic_gc():  # as process_batch stages them
                 out = StagedParts(parts, str(part))
                 out.write([buffers])
                 out.close()

@@ -15,9 +15,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from transforms.block_scheduler import file_day, unreadable_reason
 from transforms.contracts import models, registry
 from transforms.contracts.schemas import TABLES
-from transforms.ingest import CHECKED_KINDS, _file_day, _unreadable_reason
+from transforms.kinds import TOOL_CHECKED_KINDS
 from transforms.lake.core import REGISTRY_SCHEMA
 from transforms.lake.files import MANIFEST
 from transforms.normalize.columns import ColumnBuffers
@@ -38,14 +39,14 @@ def lake_tables(paths: list[Path], tools: Path | None = None,
     parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES if t != MANIFEST}
     manifest = ColumnBuffers((MANIFEST,))
     for seq, f in enumerate(discover(paths)):
-        file_day = _file_day(f, now)
+        day = file_day(f, now)
         lines = accepted = quarantined = blank = 0
         days: set[date] = set()
         if f.kind in READABLE_KINDS:
             reader = BlockReader(f)
             for i, block in enumerate(reader):
-                task = BlockTask(block, f.source_file, f.kind, file_day, "", f"{seq:06d}-{i:06d}",
-                                 reg if f.kind in CHECKED_KINDS else None)
+                task = BlockTask(block, f.source_file, f.kind, day, "", f"{seq:06d}-{i:06d}",
+                                 reg if f.kind in TOOL_CHECKED_KINDS else None)
                 res, buffers = normalize_block(task)
                 lines += res.lines
                 accepted += res.accepted
@@ -57,13 +58,13 @@ def lake_tables(paths: list[Path], tools: Path | None = None,
                         got.append(buffers.to_arrow(t))
             error, sha256 = reader.error, reader.sha256
         else:
-            error, sha256 = _unreadable_reason(f), file_sha256(f.path)
+            error, sha256 = unreadable_reason(f), file_sha256(f.path)
         manifest.append(
-            MANIFEST, source_file=f.source_file, day=file_day, kind=f.kind or "unknown",
+            MANIFEST, source_file=f.source_file, day=day, kind=f.kind or "unknown",
             compression=f.compression, sha256=sha256, bytes=f.size, lines=lines,
             lines_accepted=accepted, lines_quarantined=quarantined, lines_blank=blank,
-            days=sorted(days | {file_day}), error=error, ingested_at=now,
-            tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
+            days=sorted(days | {day}), error=error, ingested_at=now,
+            tools_sha256=tools_sha if f.kind in TOOL_CHECKED_KINDS else None)
     tables = {t: pa.concat_tables(got) for t, got in parts.items() if got}
     tables[MANIFEST] = manifest.to_arrow(MANIFEST)
     rows = pa.Table.from_pylist(reg.rows(), schema=REGISTRY_SCHEMA) \

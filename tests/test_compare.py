@@ -2,10 +2,9 @@
 model A on the same 40 test cases (the stratified CMH test, Benjamini–Hochberg across the
 groups, mde, the verdict), a change of case mix that fools an unstratified comparison and not
 the stratified one, the cases run on one side only listed apart and never counted, pass@k, the
-predicates refused before anything runs, and the verdict in CI's formats (JUnit XML read back
-with junitparser, Markdown, GitHub annotations) for `compare` and `report` alike."""
+predicates refused before anything runs (the command line and CI's formats:
+tests/test_compare_cli.py)."""
 
-import json
 import math
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -13,18 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import junitparser
 import pytest
 from typer.testing import CliRunner
 
 from tests import memory_lake
 from tests.conftest import to_line
 from transforms import warehouse
-from transforms.cli import app
 from transforms.compare import JSON_KEYS, compare
 from transforms.errors import InputError
-from transforms.ingest import ingest
-from transforms.report.nightly import rows
+from transforms.verdict.reading import rows
 
 RUNNER = CliRunner()
 DAY = date(2026, 11, 20)
@@ -79,11 +75,11 @@ SUITE = (_paired("x", 14, 8, 16, 2) + _paired("y", 20, 10, 6, 4)
 BASELINE, CANDIDATE = "model = 'A'", "model = 'B'"
 
 
-def _phi(z: float) -> float:
+def phi(z: float) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2))
 
 
-def _write(folder: Path, name: str, lines: list[dict[str, Any]]) -> Path:
+def write_suite(folder: Path, name: str, lines: list[dict[str, Any]]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.responses.jsonl"
     path.write_bytes(b"".join(to_line(x) + b"\n" for x in lines))
@@ -92,7 +88,7 @@ def _write(folder: Path, name: str, lines: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = memory_lake.connect([_write(tmp_path_factory.mktemp("suite"), "suite", SUITE)])
+    con = memory_lake.connect([write_suite(tmp_path_factory.mktemp("suite"), "suite", SUITE)])
     yield con
     con.close()
 
@@ -107,12 +103,12 @@ def test_b_beats_a_on_the_same_40_cases(suite: duckdb.DuckDBPyConnection) -> Non
     assert x["n_strata"] == y["n_strata"] == z["n_strata"] == 40
     assert (x["n_fail_to_pass"], x["n_pass_to_fail"]) == (16, 2)
     # CMH, as in the comment on SUITE.
-    assert x["cmh_p_value"] == pytest.approx(_phi(7 / math.sqrt(4.5)), rel=1e-6)
+    assert x["cmh_p_value"] == pytest.approx(phi(7 / math.sqrt(4.5)), rel=1e-6)
     assert x["cmh_p_value"] == pytest.approx(0.999516, abs=1e-6)
     assert x["rise_p_value"] == pytest.approx(4.8371e-4, rel=1e-4)
-    assert y["rise_p_value"] == pytest.approx(_phi(-1 / math.sqrt(2.5)), rel=1e-6)
+    assert y["rise_p_value"] == pytest.approx(phi(-1 / math.sqrt(2.5)), rel=1e-6)
     assert y["rise_p_value"] == pytest.approx(0.263545, abs=1e-6)
-    assert z["cmh_p_value"] == pytest.approx(_phi(-7.5 / math.sqrt(3.75)), rel=1e-5)
+    assert z["cmh_p_value"] == pytest.approx(phi(-7.5 / math.sqrt(3.75)), rel=1e-5)
     assert z["cmh_p_value"] == pytest.approx(5.37556e-5, rel=1e-4)
     # Benjamini–Hochberg over the 3 groups. Drops: z 5.37556e-5 (rank 1), y 0.736455 (2),
     # x 0.999516 (3): q_x = 0.999516 * 3/3 = 0.999516; q_y = min(0.736455 * 3/2 = 1.10468,
@@ -183,7 +179,7 @@ def test_pass_at_k_where_cases_repeat(tmp_path: Path) -> None:
     # = 1/3, pass^3 = C(2, 3)/C(3, 3) = 0; B pass^2 = pass^3 = 1.
     lines = ([_run("k", "A", "k1", i < 2, i, BEFORE) for i in range(3)]
              + [_run("k", "B", "k1", True, i) for i in range(3)])
-    con = memory_lake.connect([_write(tmp_path, "k", lines)])
+    con = memory_lake.connect([write_suite(tmp_path, "k", lines)])
     try:
         (group,) = compare(con, BASELINE, CANDIDATE, "agent").groups
     finally:
@@ -205,7 +201,7 @@ def test_json_pass_at_k_lists_only_the_k_both_sides_have(tmp_path: Path) -> None
     the candidate runs each case once, nothing repeats on both sides: no pass_at_k."""
     lines = ([_run("k", "A", "k1", i < 3, i, BEFORE) for i in range(5)]
              + [_run("k", "B", "k1", i == 0, i) for i in range(2)])
-    con = memory_lake.connect([_write(tmp_path / "both", "k", lines)])
+    con = memory_lake.connect([write_suite(tmp_path / "both", "k", lines)])
     try:
         (group,) = compare(con, BASELINE, CANDIDATE, "agent").groups
     finally:
@@ -220,7 +216,7 @@ def test_json_pass_at_k_lists_only_the_k_both_sides_have(tmp_path: Path) -> None
     assert "pass@2 90% -> 100%, pass^2 30% -> 0%" in group.line()  # A pass@2 = 1 - 1/10
     once = ([_run("k", "A", "k1", True, i, BEFORE) for i in range(5)]
             + [_run("k", "B", "k1", True, 0)])
-    con = memory_lake.connect([_write(tmp_path / "once", "k", once)])
+    con = memory_lake.connect([write_suite(tmp_path / "once", "k", once)])
     try:
         (group,) = compare(con, BASELINE, CANDIDATE, "agent").groups
     finally:
@@ -256,7 +252,7 @@ MOSTLY_EASY = ([_run("mostly-easy", "A", f"e{i:02d}", i < 9, i, BEFORE) for i in
 
 
 def test_a_change_of_case_mix_does_not_fool_the_stratified_test(tmp_path: Path) -> None:
-    con = memory_lake.connect([_write(tmp_path, "mix", ONLY_EASY + MOSTLY_EASY)])
+    con = memory_lake.connect([write_suite(tmp_path, "mix", ONLY_EASY + MOSTLY_EASY)])
     try:
         # The unstratified comparison, over everything each predicate chose, favours B.
         naive = con.execute(
@@ -314,153 +310,3 @@ def test_refused_predicates(suite: duckdb.DuckDBPyConnection, tmp_path: Path,
             compare(suite, baseline, candidate, "agent")
         assert "\n" not in str(e.value) and "hunter2" not in str(e.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.csv"]
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("compare-cli")
-    _write(root / "landing", "suite", SUITE)
-    home = root / "home"
-    ingest([root / "landing"], home)
-    return home
-
-
-def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return RUNNER.invoke(app, ["compare", "--baseline", BASELINE, "--candidate", CANDIDATE,
-                               *args, "--home", str(home)], env=env)
-
-
-def test_cli_text_json_and_exit_code(home: Path) -> None:
-    res = _cli(home)
-    assert res.exit_code == 3, res.output
-    assert "REGRESSED (pass rate) z: 88% -> 50% passed (35/40 against 20/40); on the same 40 " \
-           "test cases drop p = 5.4e-05 q = 0.00016" in res.output
-    assert "IMPROVED x: 40% -> 75% passed" in res.output
-    assert "ONE SIDE ONLY, not counted, x: x-only-a (baseline, 1 run)" in res.output
-    # All runs as one group: A 75/120, B 76/120; the strata of x, y and z together give
-    # sum(a - E) = 7 + 1 - 7.5 = 0.5 and sum V = 4.5 + 2.5 + 3.75 = 10.75: drop p =
-    # Phi(0.5 / sqrt(10.75)) = Phi(0.152499) = 0.560603. Nothing regressed: exit code 0.
-    res = _cli(home, "--format", "json", "--by", "none")
-    assert res.exit_code == 0, res.output
-    (only,) = json.loads(res.stdout)
-    assert list(only) == list(JSON_KEYS) and only["group"] == {}
-    assert only["baseline_n_graded"] == only["candidate_n_graded"] == 120
-    assert only["cmh_p_value"] == pytest.approx(_phi(0.5 / math.sqrt(10.75)), rel=1e-6)
-    assert only["cmh_p_value"] == pytest.approx(0.560603, abs=1e-6)
-    assert only["verdict"] == "no_change"
-    res = _cli(home, "--by", "model")  # each model on one side: nothing to compare
-    assert res.exit_code == 0, res.output
-    assert "INSUFFICIENT_EVIDENCE" in res.output and "not counted" in res.output
-
-
-def test_cli_refuses_in_one_line_and_writes_nothing(home: Path, tmp_path: Path) -> None:
-    for baseline in (f"COPY (select 1) TO '{tmp_path / 'x.csv'}'",
-                     f"model in (select * from read_csv('{tmp_path}/y.csv'))",
-                     "model = 'A'; select 1", "model = 'nobody'", "agent = 'x'",
-                     "(" * 50 + "model = 'A'" + ")" * 50, "not " * 300 + "model = 'A'"):
-        res = RUNNER.invoke(app, ["compare", "--baseline", baseline, "--candidate", CANDIDATE,
-                                  "--home", str(home), "--junit", str(tmp_path / "j.xml")])
-        assert res.exit_code == 2, (baseline, res.output)
-        assert res.output.startswith("error:") and len(res.output.strip().splitlines()) == 1
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_cli_junit_read_back_matches_the_verdict(home: Path, tmp_path: Path) -> None:
-    path = tmp_path / "compare.xml"
-    res = _cli(home, "--junit", str(path))
-    assert res.exit_code == 3
-    xml = junitparser.JUnitXml.fromfile(str(path))
-    suites = {s.name: s for s in xml}
-    assert set(suites) == {"x", "y", "z"}
-    for name, s in suites.items():
-        cases = {c.name: c for c in s}
-        rate = cases["pass rate"]
-        if name == "z":
-            (failure,) = rate.result
-            assert isinstance(failure, junitparser.Failure)
-            assert failure.message.startswith("REGRESSED (pass rate) z: 88% -> 50% passed")
-            assert s.failures == 1
-        else:
-            assert rate.is_passed and s.failures == 0
-        assert cases["error rate"].is_passed
-    x_cases = {c.name: c for c in suites["x"]}
-    assert x_cases["missing test case x-only-a"].is_skipped
-    assert x_cases["missing"].is_skipped
-    assert xml.failures == 1 and xml.skipped == 2 and xml.tests == 13  # 4 checks a group + 1
-
-
-def test_cli_markdown_annotations_and_html(home: Path, tmp_path: Path) -> None:
-    md, step, page = tmp_path / "compare.md", tmp_path / "step.md", tmp_path / "compare.html"
-    step.write_text("earlier step\n")
-    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(step)}
-    res = _cli(home, "--html", str(page), env=env)
-    assert res.exit_code == 3
-    text = step.read_text()
-    assert text.startswith("earlier step\n")  # appended to, by default
-    assert "| z | **regressed** | 88% → 50% | 40 | 5.4e-05 | 0.00016 |" in text
-    assert "- REGRESSED (pass rate) z: 88% -\\> 50% passed" in text
-    assert "| x | improved | 40% → 75% |" in text
-    assert "x: x-only-a (baseline, 1)" in text
-    errors = [line for line in res.stdout.splitlines() if line.startswith("::error")]
-    assert errors == [line for line in res.stdout.splitlines() if "REGRESSED" in line
-                      and line.startswith("::")]
-    assert len(errors) == 1 and errors[0].startswith(
-        "::error title=runlake compare::REGRESSED (pass rate) z: 88%25 -> 50%25")
-    assert "::warning title=runlake compare::1 run of test cases on one side only" in res.stdout
-    assert _cli(home, "--markdown", str(md)).exit_code == 3
-    assert md.read_text().startswith("### runlake compare\n")
-    assert "| z | **regressed** |" in md.read_text()
-    html = page.read_text()
-    # 43 flipped cases (x 16 + 2, y 6 + 4, z 15): the first 30 with their runs.
-    assert html.count('<details class="flip') == 30
-    assert "… and 13 more." in html
-    assert "z-&lt;i&gt;odd&lt;/i&gt;" in html and "<i>odd</i>" not in html
-    assert "Please do x-00." not in html  # a case that did not flip
-
-
-def test_report_writes_junit_and_markdown(home: Path, tmp_path: Path) -> None:
-    """The nightly report of the day: A ran the day before only (missing on the day), B on the
-    day only (nothing to compare with)."""
-    xml_path, md_path = tmp_path / "report.xml", tmp_path / "report.md"
-    res = RUNNER.invoke(app, ["report", "--day", str(DAY), "--baseline-days", "1",
-                              "--fail-on-regression", "--junit", str(xml_path), "--markdown",
-                              str(md_path), "--home", str(home)],
-                        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": ""})
-    assert res.exit_code == 3, res.output
-    suites = {s.name: s for s in junitparser.JUnitXml.fromfile(str(xml_path))}
-    assert set(suites) == {f"{a} / {m}" for a in "xyz" for m in "AB"}
-    missing = {c.name: c for c in suites["x / A"]}
-    (failure,) = missing["missing"].result
-    assert failure.message == "REGRESSION x / A: missing: no run on 2026-11-20 (41 runs in the " \
-                              "baseline)"
-    assert missing["missing test case x-only-a"].result[0].message.startswith(
-        "MISSING x / A: test case x-only-a not run on 2026-11-20")
-    assert {c.name: c for c in suites["x / B"]}["pass rate"].is_skipped
-    text = md_path.read_text()
-    for agent in "xyz":
-        assert f"| {agent} | A | missing | " in text
-    assert "::error title=runlake report::REGRESSION x / A: missing" in res.stdout
-
-
-def test_ci_formats_hold_hostile_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A name with a line break, a workflow command, XML markup and control characters stays
-    one annotation line and well-formed XML."""
-    import io
-
-    from transforms import ci
-
-    name = "evil\n::error::forged %0A <x/> \x1b[31m\x00"
-    stream = io.StringIO()
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    assert ci.annotate([name], [name], "t,itle:x", stream) == 2
-    lines = stream.getvalue().splitlines()
-    assert lines == [f"::{level} title=t%2Citle%3Ax::evil%0A::error::forged %250A <x/> "
-                     "\\x1b[31m\\x00" for level in ("error", "warning")]
-    monkeypatch.setenv("GITHUB_ACTIONS", "false")
-    assert ci.annotate([name], [], "t", stream) == 0
-    path = tmp_path / "hostile.xml"
-    ci.write_junit(path, [ci.Suite(name, [ci.Check(name, ci.FAILURE, name)])], name)
-    (suite,) = junitparser.JUnitXml.fromfile(str(path))
-    assert suite.name.startswith("evil\n::error::forged %0A <x/>")
-    (case,) = suite
-    assert isinstance(case.result[0], junitparser.Failure)

@@ -16,7 +16,7 @@ from tests.pipelines.jobs import run_day
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
-from transforms.report.nightly import EXIT_REGRESSED
+from transforms.verdict.ci_outputs import EXIT_REGRESSED
 
 RUNNER = CliRunner()
 LATEST = regression_week.LATEST.isoformat()

@@ -156,7 +156,7 @@ def test_trend_charts_leave_out_pairs_without_figures_and_tick_round_numbers(
 
 def test_round_ticks_by_hand() -> None:
     from transforms.report.charts import round_ticks
-    from transforms.report.fmt import num
+    from transforms.verdict.formatting import num
 
     # 7,515 / 4 = 1,878.75 -> steps of 2,000 (4 x 2,000 = 8,000 >= 7,515).
     assert round_ticks(7515) == [0, 2000, 4000, 6000, 8000]
@@ -351,26 +351,10 @@ def test_templates_escape_every_value() -> None:
     for path in templates.iterdir():
         text = path.read_text()
         assert not re.search(r"\|\s*safe|autoescape\s+false|Markup", text), path
-    for path in (REPO / "transforms" / "report").glob("*.py"):
+    for path in [*(REPO / "transforms" / "report").glob("*.py"),
+                 *(REPO / "transforms" / "verdict").glob("*.py")]:
         calls = re.findall(r"Markup\(", path.read_text())
-        assert calls == (["Markup("] if path.name == "fmt.py" else []), path
-
-
-def test_markdown_cells_stay_one_line_of_text() -> None:
-    """Trace text in a Markdown cell ($GITHUB_STEP_SUMMARY, --markdown) keeps the table's rows
-    and shows as text: no line break of any kind, no terminal control, no entity."""
-    from transforms.report.fmt import md
-
-    for name in ("a\rb", "a\r\nb", "a\nb", "a\u2028b", "a\u2029b", "a\x0bb", "a\x0cb",
-                 "a\x85b"):
-        assert md(name) == "a b", repr(name)
-    assert md("bell\x07 esc\x1b[31mred") == "bell  esc \\[31mred"
-    assert md("nul\x00") == "nul "
-    assert md("&lt;script&gt; & co") == "&amp;lt;script&amp;gt; &amp; co"
-    assert md("x | y") == "x \\| y"
-    assert md("\u202eevil") == "U+202Eevil"
-    assert md("abc|", most=3) == "abc" and md("ab|d", most=3) == "ab\\|"
-    assert md(None) == ""
+        assert calls == (["Markup("] if path.name == "formatting.py" else []), path
 
 
 def test_pairs_without_an_agent_or_model_come_after_the_named_ones(

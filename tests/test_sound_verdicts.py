@@ -1,126 +1,23 @@
-"""Sound verdicts on constructed weeks, each figure worked out by hand: a single crash after
-hundreds of clean runs is no significant error rise (Fisher's exact test) and fails only the
-`--fail-on-crash` gate; repeated trials flip a case by its pass rates, not by its last trial; a
+"""Sound verdicts on constructed weeks, each figure worked out by hand (a single crash:
+test_crash_verdicts.py): repeated trials flip a case by its pass rates, not by its last trial; a
 named score that falls on the same cases regresses its pair (the Wilcoxon signed-rank test,
 Benjamini–Hochberg over the night's scores); and what changed between the runs (a prompt, not a
 git sha that changes every night) is named beside the cases that flipped."""
 
 import json
 import math
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import to_line
+from tests.verdict_weeks import BASELINE, LATEST, home_of, query, run_line
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
 
 RUNNER = CliRunner()
-LATEST = date(2026, 11, 20)
-BASELINE = [LATEST - timedelta(days=d) for d in range(7, 0, -1)]
-CRASH = "ToolTimeout: the billing API did not answer in 30 s"
-
-
-def _run(agent: str, case: str, day: date, trial: int, status: str, *,
-         prompt: str = "sp-17", sha: str | None = None,
-         scores: dict[str, float] | None = None, error: str | None = None) -> dict[str, Any]:
-    outcome: dict[str, Any] = {"status": status}
-    if error is not None:
-        outcome["error"] = error
-    if scores is not None:
-        outcome["scores"] = scores
-    metadata: dict[str, Any] = {"model": "gpt-4.1", "system_prompt_id": prompt,
-                                "git_sha": sha or f"sha-{day:%m%d}"}
-    return {"run_id": f"{agent}-{case}-{day}-{trial}", "agent": agent, "test_case_id": case,
-            "agent_version": "1.4.0",
-            "started_at": f"{day}T01:{trial:02d}:00Z", "outcome": outcome,
-            "response": {"final_response": f"{case} answered",
-                         "messages": [{"role": "user", "content": f"Please do {case}."},
-                                      {"role": "assistant", "content": f"{case} answered"}],
-                         "metadata": metadata}}
-
-
-def _home(root: Path, lines: list[dict[str, Any]]) -> Path:
-    landing = root / "landing"
-    landing.mkdir(parents=True)
-    (landing / "week.responses.jsonl").write_bytes(b"".join(to_line(x) + b"\n" for x in lines))
-    ingest([landing], root / "home")
-    return root / "home"
-
-
-def _query(home: Path, sql: str) -> list[dict[str, Any]]:
-    con = warehouse.connect(home)
-    try:
-        cur = con.execute(sql)
-        names = [d[0] for d in cur.description or []]
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-    finally:
-        con.close()
-
-
-# --- One crash after 840 clean runs -------------------------------------------------------
-
-def _crash_week() -> list[dict[str, Any]]:
-    lines = [_run("billing", f"c{i:02d}", day, t, "passed")
-             for day in BASELINE for i in range(40) for t in range(3)]
-    lines += [_run("billing", f"c{i:02d}", LATEST, t, "passed")
-              for i in range(40) for t in range(3) if (i, t) != (17, 2)]
-    lines.append(_run("billing", "c17", LATEST, 2, "error", error=CRASH))
-    # A crash of a case the baseline never ran: compared on neither side, crashed all the same.
-    lines.append(_run("newcomer", "brand-new", LATEST, 0, "error", error=CRASH))
-    return lines
-
-
-@pytest.fixture(scope="module")
-def crash_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _home(tmp_path_factory.mktemp("crash"), _crash_week())
-
-
-def test_one_crash_after_hundreds_of_clean_runs_is_not_significant(crash_home: Path) -> None:
-    (row,) = _query(crash_home, "select * from v_regressions where agent = 'billing'")
-    assert (row["runs_baseline"], row["baseline_n_errors"]) == (840, 0)
-    assert (row["runs_latest"], row["latest_n_errors"]) == (120, 1)
-    # Fisher: the one error falls among the 120 latest of the 960 runs with chance 120 / 960
-    # (the two-proportion z-test said 0.0041 and called it a regression).
-    assert row["error_p_value"] == pytest.approx(120 / 960, rel=1e-9)
-    assert not row["is_error_regression"] and not row["regressed"]
-    assert row["reasons"] == []
-
-
-def test_the_crash_is_named_and_only_fail_on_crash_fails_it(crash_home: Path) -> None:
-    gate = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-regression"])
-    assert gate.exit_code == 0, gate.output
-    assert f"  CRASHED billing / gpt-4.1: 1 run ({CRASH})" in gate.output.splitlines()
-    assert "REGRESSION" not in gate.output
-    xml = crash_home.parent / "crash.xml"
-    strict = RUNNER.invoke(app, ["report", "--home", str(crash_home), "--fail-on-crash",
-                                 "--junit", str(xml)])
-    assert strict.exit_code == 3, strict.output
-    assert "2 runs crashed on 2026-11-20 (--fail-on-crash)" in strict.output
-    # JUnit says why the job is red: a failed `crashed runs` check of each pair that crashed.
-    import junitparser
-
-    suites = {s.name: {c.name: c for c in s} for s in junitparser.JUnitXml.fromfile(str(xml))}
-    (failure,) = suites["billing / gpt-4.1"]["crashed runs"].result
-    assert failure.message == f"CRASHED billing / gpt-4.1: 1 run ({CRASH})"
-
-    page = (crash_home / "reports" / "nightly-2026-11-20.html").read_text()
-    crashes = page[page.index("2. Crashed runs"):page.index("3. Test cases that changed")]
-    assert "billing-c17-2026-11-20-2" in crashes
-    # The billing night against its week; then the newcomer's one run, a crash of a case no
-    # baseline ran (on one side only: not counted, and crashed all the same).
-    for candidate in ("agent = 'billing'", "agent = 'newcomer'"):
-        compare = ["compare", "--home", str(crash_home), "--by", "none", "--baseline",
-                   "agent = 'billing' and day < DATE '2026-11-20'",
-                   "--candidate", f"{candidate} and day = DATE '2026-11-20'"]
-        assert RUNNER.invoke(app, compare).exit_code == 0
-        crashed = RUNNER.invoke(app, [*compare, "--fail-on-crash"])
-        assert crashed.exit_code == 3, crashed.output
-        assert "1 candidate run crashed (--fail-on-crash)" in crashed.output
 
 
 # --- A week of repeated trials, a prompt change and a named score ---------------------------
@@ -139,13 +36,14 @@ def _trials_week() -> list[dict[str, Any]]:
         latest = day == LATEST
         for case in NOISY:
             failing = 2 if latest else 1
-            lines += [_run("trials", case, day, t, "failed" if t == failing else "passed")
+            lines += [run_line("trials", case, day, t, "failed" if t == failing else "passed")
                       for t in range(3)]
         for case in BROKEN:
-            lines += [_run("trials", case, day, t, "passed" if not latest or t == 0 else "failed")
+            lines += [run_line("trials", case, day, t,
+                               "passed" if not latest or t == 0 else "failed")
                       for t in range(3)]
         for case in STABLE:
-            lines += [_run("trials", case, day, t, "passed") for t in range(3)]
+            lines += [run_line("trials", case, day, t, "passed") for t in range(3)]
     return lines
 
 
@@ -159,7 +57,7 @@ def _prompt_week() -> list[dict[str, Any]]:
         for i in range(40):
             case = f"p{i:02d}"
             status = "failed" if day == LATEST and case in FLIPPED else "passed"
-            lines.append(_run("prompted", case, day, 0, status,
+            lines.append(run_line("prompted", case, day, 0, status,
                               prompt="sp-18" if day == LATEST else "sp-17"))
     return lines
 
@@ -177,18 +75,18 @@ def _scored_week() -> list[dict[str, Any]]:
             latest = day == LATEST
             scores = {"helpfulness": 0.8 + (h if latest else 0.0),
                       "accuracy": 0.5 + (a if latest else 0.0)}
-            lines.append(_run("judged", f"j{i:02d}", day, 0, "passed", scores=scores))
+            lines.append(run_line("judged", f"j{i:02d}", day, 0, "passed", scores=scores))
     return lines
 
 
 @pytest.fixture(scope="module")
 def week(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _home(tmp_path_factory.mktemp("week"),
+    return home_of(tmp_path_factory.mktemp("week"),
                  _trials_week() + _prompt_week() + _scored_week())
 
 
 def test_repeated_trials_flip_only_the_cases_that_failed(week: Path) -> None:
-    flips = _query(week, "select test_case_id, direction, baseline_status, latest_status, "
+    flips = query(week, "select test_case_id, direction, baseline_status, latest_status, "
                          "latest_passes, latest_fails from v_test_case_flips "
                          "where agent = 'trials' order by test_case_id")
     # The noisy cases' last trial passed on the last baseline night and fails tonight: by
@@ -196,7 +94,7 @@ def test_repeated_trials_flip_only_the_cases_that_failed(week: Path) -> None:
     assert [(f["test_case_id"], f["direction"], f["baseline_status"], f["latest_status"],
              f["latest_passes"], f["latest_fails"]) for f in flips] == [
         (c, "pass_to_fail", "passed", "failed", 1, 2) for c in BROKEN]
-    (pair,) = _query(week, "select * from v_regressions where agent = 'trials'")
+    (pair,) = query(week, "select * from v_regressions where agent = 'trials'")
     assert (pair["n_pass_to_fail"], pair["n_fail_to_pass"]) == (6, 0)
     # McNemar on the outcomes: 6 one way, 0 the other, 2 * (1/2)^6.
     assert pair["paired_p_value"] == pytest.approx(2 / 64, rel=1e-9)
@@ -205,12 +103,12 @@ def test_repeated_trials_flip_only_the_cases_that_failed(week: Path) -> None:
 def test_a_single_run_keeps_the_last_run_rule(write_lines: Any, home: Path) -> None:
     """One graded run on the latest day: the case flips when the baseline's last run passed
     and tonight's failed, however it went before."""
-    lines = [_run("single", "x", BASELINE[0], 0, "failed"),
-             _run("single", "x", BASELINE[1], 0, "failed"),
-             _run("single", "x", BASELINE[2], 0, "passed"),
-             _run("single", "x", LATEST, 0, "failed")]
+    lines = [run_line("single", "x", BASELINE[0], 0, "failed"),
+             run_line("single", "x", BASELINE[1], 0, "failed"),
+             run_line("single", "x", BASELINE[2], 0, "passed"),
+             run_line("single", "x", LATEST, 0, "failed")]
     ingest([write_lines(lines)], home)
-    assert _query(home, "select test_case_id, direction, baseline_status from "
+    assert query(home, "select test_case_id, direction, baseline_status from "
                         "v_test_case_flips") == [
         {"test_case_id": "x", "direction": "pass_to_fail", "baseline_status": "passed"}]
 
@@ -232,7 +130,7 @@ def _signed_rank_p(diffs: list[float], rise: bool = False) -> float:
 
 
 def test_a_named_score_that_falls_regresses_its_pair(week: Path) -> None:
-    rows = {r["score_name"]: r for r in _query(
+    rows = {r["score_name"]: r for r in query(
         week, "select * from v_score_regressions where agent = 'judged'")}
     h, a = rows["helpfulness"], rows["accuracy"]
     assert (h["n_cases"], h["n_nonzero"]) == (12, 11)
@@ -252,7 +150,7 @@ def test_a_named_score_that_falls_regresses_its_pair(week: Path) -> None:
     assert h["q_value"] == pytest.approx(min(want * 2, 0.5), rel=1e-5)
     assert a["q_value"] == pytest.approx(0.5)
     assert (h["verdict"], a["verdict"]) == ("regressed", "no_change")
-    (pair,) = _query(week, "select * from v_regressions where agent = 'judged'")
+    (pair,) = query(week, "select * from v_regressions where agent = 'judged'")
     assert pair["reasons"] == ["scores"] and pair["regressed_scores"] == ["helpfulness"]
     assert pair["verdict"] == "regressed"
 
@@ -262,17 +160,17 @@ def test_few_differences_are_insufficient_evidence(write_lines: Any, home: Path)
     cases that all fell by 0.1 give p = 0.00715 (all tied, W+ = 0, var = 6*7*13/24 - 210/48 =
     18.375, z = -10.5 / sqrt(18.375) = -2.4495), where the exact test could not go below
     1/64; the verdict is insufficient_evidence, and the pair does not regress on it."""
-    lines = [_run("few", f"f{i}", day, 0, "passed",
+    lines = [run_line("few", f"f{i}", day, 0, "passed",
                   scores={"tone": 0.9 - (0.1 if day == LATEST else 0)})
              for day in [*BASELINE, LATEST] for i in range(6)]
     ingest([write_lines(lines)], home)
-    (row,) = _query(home, "select * from v_score_regressions")
+    (row,) = query(home, "select * from v_score_regressions")
     assert row["p_value"] == pytest.approx(_signed_rank_p([-0.1] * 6), rel=1e-6)
     assert row["p_value"] == pytest.approx(0.5 * math.erfc(10.5 / math.sqrt(18.375)
                                                            / math.sqrt(2)), rel=1e-6)
     assert (row["q_value"], row["n_nonzero"]) == (pytest.approx(row["p_value"]), 6)
     assert row["verdict"] == "insufficient_evidence"
-    (pair,) = _query(home, "select reasons, regressed from v_regressions")
+    (pair,) = query(home, "select reasons, regressed from v_regressions")
     assert pair == {"reasons": [], "regressed": False}
 
 
@@ -282,8 +180,9 @@ def test_a_run_scored_twice_counts_once(write_lines: Any, home: Path) -> None:
     {1} give (0 + 1) / 2, not (0 + 0 + 1) / 3."""
     from datetime import UTC, datetime
 
-    lines = [_run("twice", "t", BASELINE[-1], 0, "passed", scores={"s": 1.0}),
-             _run("twice", "t", LATEST, 0, "passed"), _run("twice", "t", LATEST, 1, "passed")]
+    lines = [run_line("twice", "t", BASELINE[-1], 0, "passed", scores={"s": 1.0}),
+             run_line("twice", "t", LATEST, 0, "passed"),
+             run_line("twice", "t", LATEST, 1, "passed")]
     ns = int(datetime(LATEST.year, LATEST.month, LATEST.day, 1, tzinfo=UTC).timestamp()) * 10**9
 
     def span(run: int, span_id: str, value: float) -> dict[str, Any]:
@@ -297,19 +196,19 @@ def test_a_run_scored_twice_counts_once(write_lines: Any, home: Path) -> None:
 
     spans = [span(0, "a0", 0.0), span(0, "a1", 0.0), span(1, "b0", 1.0)]
     ingest([write_lines(lines), write_lines(spans, name="a.spans.jsonl")], home)
-    assert len(_query(home, "select * from scores where run_id like 'twice-t-2026-11-20-%'")) \
+    assert len(query(home, "select * from scores where run_id like 'twice-t-2026-11-20-%'")) \
         == 3
-    (row,) = _query(home, "select * from v_score_regressions")
+    (row,) = query(home, "select * from v_score_regressions")
     assert (row["n_cases"], row["baseline_mean"], row["latest_mean"]) == (1, 1.0, 0.5)
 
 
 def test_what_changed_names_the_prompt_not_the_sha(week: Path) -> None:
-    rows = _query(week, "select field, before, after, n_cases, n_flipped_cases, n_pass_to_fail "
+    rows = query(week, "select field, before, after, n_cases, n_flipped_cases, n_pass_to_fail "
                         "from v_what_changed where agent = 'prompted' order by field")
     # The git sha changes every night, so it varies within each case's baseline: no change.
     assert rows == [{"field": "system_prompt_id", "before": "sp-17", "after": "sp-18",
                      "n_cases": 40, "n_flipped_cases": 8, "n_pass_to_fail": 8}]
-    (pair,) = _query(week, "select n_pass_to_fail, reasons from v_regressions "
+    (pair,) = query(week, "select n_pass_to_fail, reasons from v_regressions "
                            "where agent = 'prompted'")
     assert pair == {"n_pass_to_fail": 8, "reasons": ["pass_rate"]}
 

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from transforms.cli import app
 from transforms.ingest import ingest
-from transforms.report.nightly import EXIT_REGRESSED, chat_safe
+from transforms.report.webhook import chat_safe
+from transforms.verdict.ci_outputs import EXIT_REGRESSED
 
 RUNNER = CliRunner()
 LATEST = date(2026, 11, 20)

@@ -10,19 +10,22 @@ read again). Paths under the inputs that are not files to read are reported with
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from multiprocessing import get_context
-from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from transforms import memory, warehouse
+from transforms.block_scheduler import (
+    file_day,
+    file_digest,
+    schedule_blocks,
+    start_workers,
+    unreadable_reason,
+)
 from transforms.contracts import models, registry
 from transforms.errors import DiskFull, causes, is_disk_full
+from transforms.ingest_report import FileReport, IngestReport, Progress
 from transforms.ingest_summary import summarize
+from transforms.kinds import TOOL_CHECKED_KINDS
 from transforms.lake import (
     DEFAULT_RETENTION_HOURS,
     MANIFEST,
@@ -35,70 +38,13 @@ from transforms.lake import (
 from transforms.lake.core import KnownFile
 from transforms.memory import MB
 from transforms.normalize.columns import ColumnBuffers
-from transforms.normalize.worker import BlockResult, BlockTask, StagedParts, process_batch
-from transforms.read import ranges
-from transforms.read.dates import date_folder
 from transforms.read.discover import discover
-from transforms.read.readers import (
-    DEFAULT_BLOCK_BYTES,
-    READABLE_KINDS,
-    BlockReader,
-    InputFile,
-)
-from transforms.read.streams import combine, file_sha256
+from transforms.read.readers import DEFAULT_BLOCK_BYTES, READABLE_KINDS, InputFile
 from transforms.warehouse import grading, lookups
 from transforms.warehouse.lake_version import commit_version
 
-Progress = Callable[[int], None]
-"""Called with the number of input bytes just read."""
-
-
-@dataclass
-class FileReport:
-    source_file: str
-    kind: str | None
-    bytes: int
-    lines: int = 0
-    accepted: int = 0
-    quarantined: int = 0
-    blank: int = 0
-    skipped: bool = False
-    error: str | None = None
-    same_as: str | None = None
-    """Skipped: the file holds the same bytes as this file, ingested and still there (a
-    copy): its rows are in the lake once, under that name."""
-    renamed_from: str | None = None
-    """The file holds the same bytes as this ingested file, which is gone: the rows move to
-    the new name in the same commit (a rename), never counted twice."""
-
-
-@dataclass
-class IngestReport:
-    home: Path | str
-    files: list[FileReport] = field(default_factory=list)
-    days: list[date] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
-    flags_by_code: dict[str, int] = field(default_factory=dict)
-    quarantine_by_code: dict[str, int] = field(default_factory=dict)
-    maintenance: dict[str, int] = field(default_factory=dict)
-    unpriced_models: dict[str, int] = field(default_factory=dict)
-    """Canonical models of this ingest's runs (with token totals) and LLM calls (with tokens
-    and no price of their own) that the price table does not list, each once, with how many
-    runs and calls: their cost is unknown."""
-    skipped_paths: list[tuple[str, str]] = field(default_factory=list)
-    """Paths met under the inputs that are not read, with the reason: a folder that cannot be
-    listed, a dangling link, a link loop, a FIFO or anything else that is not a regular file."""
-    model_tables_changed: bool = False
-    """The alias or price table differs from the one the lake was last ingested with: the
-    views were computed again (no file is read again for it)."""
-
-    @property
-    def lines_read(self) -> int:
-        return sum(f.lines for f in self.files)
-
-    @property
-    def unreadable(self) -> list[FileReport]:
-        return [f for f in self.files if f.kind not in READABLE_KINDS]
+__all__ = ["FileReport", "IngestReport", "Progress", "clear_abandoned_scratch", "disk_full",
+           "ingest"]
 
 
 def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers: int | None = None,
@@ -125,7 +71,7 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
     lake = Lake(home)
     skipped: list[tuple[str, str]] = []
     files = discover(paths, kind, skipped)
-    _start_workers(files, workers, block_bytes)
+    start_workers(files, workers, block_bytes)
     from transforms.lake import migrate
 
     migrate.upgrade(lake)
@@ -200,12 +146,12 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
     for f in files:
         fr = FileReport(f.source_file, f.kind, f.size)
         report.files.append(fr)
-        checked = tools_sha if f.kind in CHECKED_KINDS else None
+        checked = tools_sha if f.kind in TOOL_CHECKED_KINDS else None
         # Unchanged: same bytes, read to their end, as the same kind against the same registry.
         prev = known.get(f.source_file)
         if prev is not None and prev.bytes == f.size and prev.tools_sha256 == checked \
                 and prev.kind == (f.kind or "unknown") \
-                and not (prev.error and f.kind in READABLE_KINDS) and prev.sha256 == _sha(f):
+                and not (prev.error and f.kind in READABLE_KINDS) and prev.sha256 == file_digest(f):
             fr.skipped = True
             if progress:
                 progress(f.size)
@@ -229,18 +175,19 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
     try:
         claim_scratch(parts)
         all_days: set[date] = set()
-        for f, fr, sha, days in _run(todo, parts, block_bytes, workers, progress, now, reg):
-            file_day = _file_day(f, now)
+        for f, fr, sha, days in schedule_blocks(todo, parts, block_bytes, workers, progress,
+                                                now, reg):
+            day = file_day(f, now)
             if f.kind not in READABLE_KINDS:
-                fr.error = _unreadable_reason(f)
+                fr.error = unreadable_reason(f)
             all_days |= days
             ingest_rows.append(
-                "ingest_files", source_file=f.source_file, day=file_day,
+                "ingest_files", source_file=f.source_file, day=day,
                 kind=f.kind or "unknown", compression=f.compression, sha256=sha,
                 bytes=f.size, lines=fr.lines, lines_accepted=fr.accepted,
                 lines_quarantined=fr.quarantined, lines_blank=fr.blank,
-                days=sorted(days | {file_day}), error=fr.error, ingested_at=now,
-                tools_sha256=tools_sha if f.kind in CHECKED_KINDS else None)
+                days=sorted(days | {day}), error=fr.error, ingested_at=now,
+                tools_sha256=tools_sha if f.kind in TOOL_CHECKED_KINDS else None)
         if todo:
             counts = summarize(parts, tables)
             report.rows = counts.rows
@@ -296,9 +243,9 @@ class _Copies:
         sha: str | None = None
         for i, (src, other_sha, other) in enumerate(others):
             if sha is None:
-                sha = _sha(f)
+                sha = file_digest(f)
             if other_sha is None and other is not None:
-                other_sha = _sha(other)
+                other_sha = file_digest(other)
                 others[i] = (src, other_sha, other)
             if sha and other_sha == sha:
                 if other is not None or src in self.present or _still_there(src):
@@ -329,210 +276,3 @@ def clear_abandoned_scratch(home: Path) -> int:
         clear_scratch(folder)
         removed += 1
     return removed
-
-
-CHECKED_KINDS = ("responses", "durable")
-"""Kinds whose tool calls are checked against a tool registry (span prompts repeat them)."""
-
-
-def _file_day(f: InputFile, now: datetime) -> date:
-    return date_folder(f.path) or now.date()
-
-
-def _unreadable_reason(f: InputFile) -> str:
-    suffix = f.path.suffix.lower()
-    if suffix in (".bz2", ".xz", ".zip", ".lz4"):
-        return f"{suffix} compression is not read: recompress as .gz or .zst"
-    if f.kind is None:
-        return ("kind unknown: name the file *.responses.jsonl (or .gz/.zst), put it under a "
-                "responses/ folder, or pass --kind")
-    return f"{f.kind} files are not read by this version of runlake (readable: " \
-           f"{', '.join(READABLE_KINDS)})"
-
-
-@dataclass
-class _FileState:
-    file: InputFile
-    report: FileReport
-    days: set[date] = field(default_factory=set)
-    sha256: str = ""
-    pieces: dict[int, bytes] | None = None
-    """Digests of the pieces of a file its workers read by range (transforms.read.ranges)."""
-
-    def add(self, res: BlockResult) -> None:
-        self.report.lines += res.lines
-        self.report.accepted += res.accepted
-        self.report.quarantined += res.quarantined
-        self.report.blank += res.blank
-        self.days.update(res.days)
-        if self.pieces is not None:
-            self.pieces.update(res.pieces)
-        if res.error is not None and self.report.error is None:
-            self.report.error = res.error
-
-    def digest(self) -> str:
-        if self.pieces is None:
-            return self.sha256
-        if self.report.error is not None:
-            return ""  # read again by the next ingest, whatever its digest
-        found = [self.pieces[i] for i in sorted(self.pieces)]
-        assert sorted(self.pieces) == list(range(len(found))), "a piece was not hashed"
-        return combine(found)
-
-
-def _run(todo: list[tuple[InputFile, FileReport]], parts: Path, block_bytes: int,
-         workers: int | None, progress: Progress | None, now: datetime,
-         reg: registry.Registry | None = None
-         ) -> Iterator[tuple[InputFile, FileReport, str, set[date]]]:
-    """Process every readable file block by block, blocks of all files sharing the workers;
-    yields each file with its digest and the days its rows landed in."""
-    n_workers = _workers(workers)
-    pool = None
-    # Consecutive ranges of a large file go to a worker together (staged as one file per table
-    # and month, a row group per range): large tasks while much is left, single ranges at the
-    # end, so that the workers finish together.
-    left = sum(f.size for f, _ in todo if f.kind in READABLE_KINDS)
-    if _parallel([f for f, _ in todo], n_workers, block_bytes):
-        pool = ProcessPoolExecutor(n_workers, mp_context=_fork_server())
-    # Read in this process: one staged file per table and month for all the blocks.
-    here = StagedParts(parts, "here") if pool is None else None
-    states: list[_FileState] = []
-    in_flight: list[tuple[Future[list[BlockResult]], list[_FileState]]] = []
-    batch: list[tuple[BlockTask, _FileState]] = []
-    batch_bytes = 0
-
-    def flush() -> None:
-        """Process the gathered blocks as one task (staged together)."""
-        nonlocal batch, batch_bytes
-        if not batch:
-            return
-        tasks, owners = [t for t, _ in batch], [o for _, o in batch]
-        batch, batch_bytes = [], 0
-        if pool is None:
-            for owner, res in zip(owners, process_batch(tasks, here), strict=True):
-                owner.add(res)
-            return
-        in_flight.append((pool.submit(process_batch, tasks), owners))
-        while len(in_flight) >= 2 * n_workers:
-            fut, waiting = in_flight.pop(0)
-            for owner, res in zip(waiting, _result(fut, waiting, n_workers), strict=True):
-                owner.add(res)
-
-    try:
-        for seq, (f, fr) in enumerate(todo):
-            state = _FileState(f, fr)
-            states.append(state)
-            if f.kind not in READABLE_KINDS:
-                state.sha256 = _sha(f)
-                if progress:
-                    progress(f.size)
-                continue
-            if pool is not None and ranges.by_range(f, block_bytes):
-                # The workers read the file themselves, a range each (transforms.read.ranges).
-                state.pieces = {}
-                try:
-                    for i, r in enumerate(ranges.plan(f, block_bytes)):
-                        task = BlockTask(None, f.source_file, f.kind or "responses",
-                                         _file_day(f, now), str(parts), f"{seq:06d}-{i:06d}",
-                                         reg if f.kind in CHECKED_KINDS else None, r)
-                        batch.append((task, state))
-                        batch_bytes += r.end - r.start
-                        if batch_bytes >= min(max(block_bytes, left // (2 * n_workers)),
-                                              RANGES_PER_TASK * block_bytes):
-                            left -= batch_bytes
-                            flush()
-                        if progress:
-                            progress(r.end - r.start)
-                except OSError as e:
-                    fr.error = f"cannot read the file: {e.strerror or e}"
-                continue
-            try:
-                reader = BlockReader(f, block_bytes)
-            except OSError as e:
-                # Listed with the reason (ingest_files.error); read again by the next ingest.
-                fr.error = f"cannot read the file: {e.strerror or e}"
-                if progress:
-                    progress(f.size)
-                continue
-            seen = 0
-            for i, block in enumerate(reader):
-                task = BlockTask(block, f.source_file, f.kind or "responses", _file_day(f, now),
-                                 str(parts), f"{seq:06d}-{i:06d}",
-                                 reg if f.kind in CHECKED_KINDS else None)
-                batch.append((task, state))
-                batch_bytes += len(block.data)
-                if batch_bytes >= block_bytes or len(batch) >= BATCH_FILES:
-                    flush()
-                if progress:
-                    progress(reader.bytes_read - seen)
-                    seen = reader.bytes_read
-            fr.error = reader.error
-            state.sha256 = reader.sha256
-            left -= f.size
-            if progress and f.size > seen:
-                progress(f.size - seen)
-        flush()
-        for fut, waiting in in_flight:
-            for owner, res in zip(waiting, _result(fut, waiting, n_workers), strict=True):
-                owner.add(res)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        if here is not None:
-            here.close()
-    for state in states:
-        yield state.file, state.report, state.digest(), state.days
-
-
-def _result(fut: "Future[list[BlockResult]]", owners: list["_FileState"],
-            n_workers: int) -> list[BlockResult]:
-    """What a worker made of a task; a one-line MemoryStop when the system ended it."""
-    try:
-        return fut.result()
-    except BrokenProcessPool:
-        raise memory.worker_lost(owners[0].file.source_file,
-                                 memory.budget(n_workers)) from None
-
-
-def _workers(workers: int | None) -> int:
-    """The parser processes: those asked for (default: the cores, at most 8), as many as the
-    ingest's memory holds (transforms.memory)."""
-    return memory.budget(workers).workers
-
-
-def _parallel(files: list[InputFile], n_workers: int, block_bytes: int) -> bool:
-    """Whether these files are read by worker processes (more than two blocks of them)."""
-    total = sum(f.size for f in files if f.kind in READABLE_KINDS)
-    return n_workers > 1 and total > 2 * block_bytes
-
-
-def _fork_server() -> BaseContext:
-    """A fork server, started once per process with the worker module preloaded, forks each
-    worker from a clean process: no inherited DuckDB threads, and no per-worker import cost."""
-    ctx = get_context("forkserver")
-    ctx.set_forkserver_preload(["transforms.normalize.worker"])
-    return ctx
-
-
-def _start_workers(files: list[InputFile], workers: int | None, block_bytes: int) -> None:
-    """Start the fork server now when the ingest may use it, so that its imports (~0.5 s)
-    overlap the lake's checks rather than delay the first block."""
-    if _parallel(files, _workers(workers), block_bytes):
-        from multiprocessing import forkserver
-
-        _fork_server()
-        forkserver.ensure_running()
-
-
-RANGES_PER_TASK = 8
-"""At most this many consecutive ranges of a file make one worker task."""
-BATCH_FILES = 1000
-"""At most this many small files' blocks are normalized and staged together."""
-
-
-def _sha(f: InputFile) -> str:
-    """The file's digest, or "" when it cannot be read (it is then read, and reported)."""
-    try:
-        return file_sha256(f.path)
-    except OSError:
-        return ""

@@ -80,7 +80,7 @@ _ROUTE: dict[int, str] = {}
 `s3fs`; a route that failed once is not tried on every connection."""
 
 
-def _load_httpfs(con: Any) -> str | None:
+def load_httpfs(con: Any) -> str | None:
     """Load httpfs on `con`: what worked (`httpfs` from DuckDB's own extension folder, as an
     online install puts it there, or the file of the PyPI package), or None."""
     import duckdb
@@ -99,7 +99,7 @@ def _load_httpfs(con: Any) -> str | None:
     return None
 
 
-def _secret_sql(options: dict[str, str]) -> str:
+def secret_sql(options: dict[str, str]) -> str:
     """CREATE SECRET of the AWS_* settings for DuckDB's httpfs: an endpoint other than AWS is
     reached by path-style URLs, over http when its URL says so."""
     from urllib.parse import urlsplit
@@ -148,8 +148,8 @@ def reach(con: Any) -> str:
     # instance roles); httpfs alone would not.
     keyed = bool(options.get("AWS_ACCESS_KEY_ID")) or want == "httpfs"
     if want != "s3fs" and keyed and not uses_s3fs(con):
-        if _load_httpfs(con) is not None:
-            con.execute(_secret_sql(options))
+        if load_httpfs(con) is not None:
+            con.execute(secret_sql(options))
             # The size and date of each s3:// file once per connection, not once per query
             # of each view over it (a HEAD each): the lake's data files never change under
             # their names, and what is rewritten in place (the tool registry) is read whole

@@ -29,6 +29,7 @@ from transforms.lake import Lake
 from transforms.read.landing import files_by_day
 from transforms.report import nightly
 from transforms.settings import Settings
+from transforms.verdict.verdict_row import REASON_WORDS, REASONS
 from transforms.warehouse import checks
 
 LAKE_GROUP = "lake"
@@ -147,7 +148,7 @@ def _pass_rates(con: Any, day: date) -> dict[str, Any]:
             meta[f"pass_rate/{p.agent}/{p.model}"] = dg.MetadataValue.float(
                 round(float(r["latest_pass_rate"]), 4))
         mark = ("**REGRESSED** (" + ", ".join(
-            nightly.REASON_WORDS[x] for x in nightly.REASONS if x in p.reasons) + ")"
+            REASON_WORDS[x] for x in REASONS if x in p.reasons) + ")"
             if p.regressed else p.verdict.replace("_", " "))
         q_value = "–" if r["q_value"] is None else f"{float(r['q_value']):.2g}"
         rows.append("| " + " | ".join([

@@ -11,13 +11,12 @@ import dagster as dg
 from pipelines.assets.lake import PARTITIONS, day_check_spec, partition_day, warehouse_views
 from pipelines.resources import RunlakeResource
 from transforms.report import write_report
-from transforms.report.nightly import (
+from transforms.report.webhook import NotifyError, notify
+from transforms.verdict.verdict_row import (
     REASON_WORDS,
     REASONS,
-    SIGNIFICANCE_LEVEL,
-    WARNING_LEVEL,
-    NotifyError,
-    notify,
+    significance_level,
+    warning_level,
 )
 
 
@@ -27,12 +26,12 @@ from transforms.report.nightly import (
         "no_regression", "nightly_report",
         description="Nothing got worse on the latest day against the 7 days before: ERROR when "
                     "an agent and model crashed (error rate rose, one-sided Fisher exact test "
-                    f"p < {SIGNIFICANCE_LEVEL:g}), went missing (baseline runs, none on the "
+                    f"p < {significance_level():g}), went missing (baseline runs, none on the "
                     "day), lost pass rate (on the same test cases, Benjamini-Hochberg q < "
-                    f"{SIGNIFICANCE_LEVEL:g} over the night's pairs) or a named score "
+                    f"{significance_level():g} over the night's pairs) or a named score "
                     "(Wilcoxon signed-rank, q < the same level over the night's scores), or a "
                     "regular test case did not run; WARN when a pass-rate drop has q < "
-                    f"{WARNING_LEVEL:g} only or "
+                    f"{warning_level():g} only or "
                     "a run crashed without a significant rise. ERROR fails the run.",
         blocking=True)],
 )
@@ -74,7 +73,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
         dg.AssetCheckSeverity.WARN,
         description=(v.headline() if not v.all_clear else
                      f"nothing regressed; {len(drops)} pass-rate drops with q < "
-                     f"{WARNING_LEVEL:g}; {len(v.crashed_runs)} crashed "
+                     f"{warning_level():g}; {len(v.crashed_runs)} crashed "
                      f"run{'' if len(v.crashed_runs) == 1 else 's'}"),
         metadata={
             "latest_day": summary.latest_day.isoformat(),
@@ -96,6 +95,6 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
             "n_missing_test_cases": len(v.missing_cases),
             "suggestive_drops": len(drops),
             # Levels as text: constants, not figures to plot.
-            "warning_level": f"{WARNING_LEVEL:g}",
-            "significance_level": f"{SIGNIFICANCE_LEVEL:g}",
+            "warning_level": f"{warning_level():g}",
+            "significance_level": f"{significance_level():g}",
         })

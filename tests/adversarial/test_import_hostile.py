@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from transforms.cli import app
-from transforms.importers import IMPORTERS
+from transforms.importers.known import IMPORTERS
 from transforms.ingest import ingest
 
 RUNNER = CliRunner()

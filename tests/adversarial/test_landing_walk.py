@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from transforms.ingest import FileReport, _run, ingest
+from transforms.block_scheduler import schedule_blocks
+from transforms.ingest import FileReport, ingest
 from transforms.read.discover import discover
 
 LINE = b'{"run_id": "%s", "response": {"final_response": "ok"}}\n'
@@ -114,7 +115,7 @@ def test_a_fifo_put_in_a_files_place_is_refused(tmp_path: Path) -> None:
     previous = signal.signal(signal.SIGALRM, blocked)
     signal.alarm(30)
     try:
-        list(_run([(found, fr)], parts, 1 << 20, 1, None, datetime.now(UTC)))
+        list(schedule_blocks([(found, fr)], parts, 1 << 20, 1, None, datetime.now(UTC)))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

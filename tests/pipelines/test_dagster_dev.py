@@ -36,7 +36,7 @@ def _free_port() -> int:
         return port
 
 
-def _graphql(port: int, query: str) -> dict[str, Any]:
+def graphql_query(port: int, query: str) -> dict[str, Any]:
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
         headers={"content-type": "application/json"})
@@ -52,7 +52,7 @@ def _wait_loaded(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
         if proc.poll() is not None:
             pytest.fail(f"dagster dev exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            entries = _graphql(port, query)["data"]["workspaceOrError"]["locationEntries"]
+            entries = graphql_query(port, query)["data"]["workspaceOrError"]["locationEntries"]
             if entries and all(e["loadStatus"] == "LOADED" for e in entries):
                 return
         except (urllib.error.URLError, ConnectionError, KeyError, TypeError, TimeoutError):

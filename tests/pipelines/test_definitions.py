@@ -70,7 +70,7 @@ def test_definitions_load_and_are_pinned(monkeypatch: pytest.MonkeyPatch) -> Non
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
 
 
-def _landing(tmp_path: Path, *days: str) -> Path:
+def make_landing(tmp_path: Path, *days: str) -> Path:
     landing = tmp_path / "landing"
     for day in days:
         shutil.copytree(REPO / "data_samples" / day, landing / day)
@@ -80,7 +80,7 @@ def _landing(tmp_path: Path, *days: str) -> Path:
 def test_one_sample_day_in_process(tmp_path: Path) -> None:
     """Partition 2026-11-20 ingests that folder only; checks report what they measured; the
     runs asset carries plotted figures; the warehouse is published."""
-    landing = _landing(tmp_path, SAMPLE_DAY, "2026-11-19")
+    landing = make_landing(tmp_path, SAMPLE_DAY, "2026-11-19")
     home = tmp_path / "home"
     result = run_day(home, landing, SAMPLE_DAY)
     assert result.success
@@ -142,7 +142,7 @@ def test_one_sample_day_in_process(tmp_path: Path) -> None:
 def test_blocking_check_keeps_a_broken_lake_unpublished(tmp_path: Path) -> None:
     """When the lake no longer holds the quarantine rows its files account for,
     lines_accounted_for fails at ERROR and warehouse_views does not run."""
-    landing = _landing(tmp_path, SAMPLE_DAY)
+    landing = make_landing(tmp_path, SAMPLE_DAY)
     home = tmp_path / "home"
     assert run_day(home, landing, SAMPLE_DAY).success
     before = warehouse.path(home).stat().st_mtime_ns
@@ -163,7 +163,7 @@ def test_blocking_check_keeps_a_broken_lake_unpublished(tmp_path: Path) -> None:
 def test_sensor_run_keys_are_stable_across_redrops(tmp_path: Path) -> None:
     """A day's run key depends on its files' contents only: the same bytes dropped again give
     the same key; once ingested the day requests nothing; a changed file gives a new key."""
-    landing = _landing(tmp_path, SAMPLE_DAY)
+    landing = make_landing(tmp_path, SAMPLE_DAY)
     home = tmp_path / "home"
     res = RunlakeResource(home=str(home), landing=str(landing))
     first, cursor = landing_requests(res, None)
@@ -223,7 +223,7 @@ def test_sensor_hashes_only_what_the_lake_does_not_vouch_for(
         return real(path)
 
     monkeypatch.setattr(automation, "file_sha256", counting)
-    landing = _landing(tmp_path, SAMPLE_DAY)
+    landing = make_landing(tmp_path, SAMPLE_DAY)
     home = tmp_path / "home"
     res = RunlakeResource(home=str(home), landing=str(landing))
     n_files = len(list((landing / SAMPLE_DAY).iterdir()))
@@ -244,7 +244,7 @@ def test_sensor_hashes_only_what_the_lake_does_not_vouch_for(
 def test_sensor_adds_each_landing_day_as_a_partition(tmp_path: Path) -> None:
     """The partitions are the landing days: the sensor asks for the ones the instance lacks,
     whether or not their files still need ingesting, and for nothing once they are there."""
-    landing = _landing(tmp_path, "2026-11-19", SAMPLE_DAY)
+    landing = make_landing(tmp_path, "2026-11-19", SAMPLE_DAY)
     res = RunlakeResource(home=str(tmp_path / "home"), landing=str(landing))
     with dg.instance_for_test() as instance:
         add_landing_days(instance, ["2026-11-19"])
@@ -282,7 +282,7 @@ def test_sensor_passes_over_a_file_removed_while_it_looks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file that disappears between the listing and its stat or hashing is left to the next
     look, not a FileNotFoundError: the other files of its day are still requested."""
-    landing = _landing(tmp_path, SAMPLE_DAY)
+    landing = make_landing(tmp_path, SAMPLE_DAY)
     names = sorted(p.name for p in (landing / SAMPLE_DAY).iterdir())
     gone_at_stat, gone_at_hash = names[0], names[1]
     real_stat, real_sha = automation.stat_of, automation.file_sha256
@@ -310,7 +310,7 @@ def test_an_older_landing_day_is_not_judged_stale_on_an_empty_lake(tmp_path: Pat
     newest day when its checks run, yet the landing folder holds 2026-11-20, so its freshness
     check passes naming that day, as it does when the lake already holds every day (the
     second `make run`): identical runs warn alike."""
-    landing = _landing(tmp_path, "2026-11-19", SAMPLE_DAY)
+    landing = make_landing(tmp_path, "2026-11-19", SAMPLE_DAY)
     result = run_day(tmp_path / "home", landing, "2026-11-19")
     assert result.success
     [fresh] = [e for e in result.get_asset_check_evaluations()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipelines.test_definitions import _landing
+from tests.pipelines.test_definitions import make_landing
 from tests.transforms.test_lake import table_digests
 from transforms.ingest import ingest
 
@@ -39,7 +39,7 @@ sys.exit(0 if ok and checks and all(c.passed for c in checks) else 3)
 
 
 def test_two_partitions_at_once_commit_safely(tmp_path: Path) -> None:
-    landing = _landing(tmp_path, *DAYS)
+    landing = make_landing(tmp_path, *DAYS)
     home, serial = tmp_path / "home", tmp_path / "serial"
     procs = [subprocess.Popen([sys.executable, "-c", CHILD, day, str(home), str(landing)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.pipelines.test_dagster_dev import REPO, _graphql, dagster_dev
+from tests.pipelines.test_dagster_dev import REPO, dagster_dev, graphql_query
 from tests.transforms.test_lake import table_digests
 from transforms import warehouse
 from transforms.ingest import ingest
@@ -34,7 +34,7 @@ FINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 
 
 def _runs(port: int) -> list[dict[str, Any]]:
-    body = _graphql(port, "{ runsOrError { ... on Runs { results { status startTime endTime "
+    body = graphql_query(port, "{ runsOrError { ... on Runs { results { status startTime endTime "
                           "tags { key value } eventConnection { events { __typename "
                           "... on MessageEvent { timestamp } } } } } } }")
     runs: list[dict[str, Any]] = body["data"]["runsOrError"]["results"]
@@ -119,14 +119,14 @@ def test_dagster_dev_serves_materializations(queued: Queued) -> None:
     """The partitioned assets with their checks, and the latest materialization of runs with
     its partition, row count (the warehouse's runs of that day) and pass rate."""
     port = queued.port
-    nodes = _graphql(port, "{ assetNodes { assetKey { path } isPartitioned "
+    nodes = graphql_query(port, "{ assetNodes { assetKey { path } isPartitioned "
                            "assetChecksOrError { ... on AssetChecks { checks { name } } } } }")
     by_key = {"/".join(n["assetKey"]["path"]): n for n in nodes["data"]["assetNodes"]}
     assert by_key["runs"]["isPartitioned"] and not by_key["warehouse_views"]["isPartitioned"]
     assert {c["name"] for c in by_key["runs"]["assetChecksOrError"]["checks"]} == {
         "contract_violation_rate_below_limit", "truncation_rate_below_limit",
         "latest_day_is_fresh"}
-    latest = _graphql(port, """{ assetOrError(assetKey: {path: ["runs"]}) { ... on Asset {
+    latest = graphql_query(port, """{ assetOrError(assetKey: {path: ["runs"]}) { ... on Asset {
         assetMaterializations(limit: 1) { partition metadataEntries { label
           ... on IntMetadataEntry { intValue }
           ... on FloatMetadataEntry { floatValue } } } } } }""")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.transforms.test_lake_crash import _files
+from tests.transforms.test_lake_crash import landing_files
 from transforms import warehouse
 from transforms.cli import app
 from transforms.ingest import ingest
@@ -23,8 +23,8 @@ def _run(*args: str) -> tuple[int, str]:
 
 def test_commands_on_a_bucket(s3_home: str, tmp_path: Path) -> None:
     landing = tmp_path / "landing"
-    ingest(_files(landing, 1), s3_home, workers=1)
-    ingest(_files(landing, 2), s3_home, workers=1)
+    ingest(landing_files(landing, 1), s3_home, workers=1)
+    ingest(landing_files(landing, 2), s3_home, workers=1)
     code, out = _run("sql", "select count(*) as n from runs", "--home", s3_home,
                      "--format", "csv")
     assert code == 0 and out.split() == ["n", "8"], out
@@ -78,7 +78,7 @@ def test_no_query_reads_a_local_temp_folder(s3_home: str, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """On an s3:// home too, neither the current folder's `.tmp` (--as-of) nor the local
     warehouse file's temp folder is readable: nothing local is."""
-    ingest(_files(tmp_path / "landing", 1), s3_home, workers=1)
+    ingest(landing_files(tmp_path / "landing", 1), s3_home, workers=1)
     cwd = tmp_path / "cwd"
     (cwd / ".tmp").mkdir(parents=True)
     (cwd / ".tmp" / "s.txt").write_text("SECRET\n")

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.transforms.test_lake import table_digests
-from tests.transforms.test_lake_crash import CHILD, _files, clean_ingest_digests
+from tests.transforms.test_lake_crash import CHILD, clean_ingest_digests, landing_files
 from transforms.ingest import ingest
 
 
@@ -30,8 +30,8 @@ STAGES = [
 def test_kill_mid_commit_then_rerun(s3_home: str, tmp_path: Path, owner: str, name: str,
                                     n: int, clean_digests: dict[str, str]) -> None:
     landing = tmp_path / "landing"
-    ingest(_files(landing, 1), s3_home, workers=1)
-    files = _files(landing, 2)
+    ingest(landing_files(landing, 1), s3_home, workers=1)
+    files = landing_files(landing, 2)
     # The child takes the home as written (an s3:// URL, not a path).
     child_code = CHILD.replace("Path(sys.argv[4])", "sys.argv[4]")
     child = subprocess.run(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.pipelines.test_definitions import _landing
+from tests.pipelines.test_definitions import make_landing
 from tests.pipelines.test_parallel_partitions import CHILD, DAYS
 from tests.transforms.test_lake import table_digests
 from transforms import warehouse
@@ -16,7 +16,7 @@ from transforms.ingest import ingest
 
 
 def test_two_partitions_at_once_into_a_bucket(s3_home: str, tmp_path: Path) -> None:
-    landing = _landing(tmp_path, *DAYS)
+    landing = make_landing(tmp_path, *DAYS)
     serial = tmp_path / "serial"
     env = {**os.environ, "PYTHONPATH": str(REPO), "DAGSTER_HOME": str(tmp_path / "dagster")}
     procs = [subprocess.Popen([sys.executable, "-c", CHILD, day, s3_home, str(landing)],

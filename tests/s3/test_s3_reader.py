@@ -73,7 +73,7 @@ def test_falls_back_to_s3fs_without_httpfs(s3_home: str,
     _fresh_route(monkeypatch)
     monkeypatch.setattr(objectstore, "httpfs_binaries", lambda: [])
     # DuckDB's own extension folder of this test only: nothing installed there.
-    monkeypatch.setattr(objectstore, "_load_httpfs", _without_installed(objectstore._load_httpfs))
+    monkeypatch.setattr(objectstore, "load_httpfs", _without_installed(objectstore.load_httpfs))
     con = warehouse.connect(s3_home)
     try:
         assert _routes(con) == (False, True)
@@ -89,7 +89,7 @@ def test_falls_back_to_s3fs_without_httpfs(s3_home: str,
 
 
 def _without_installed(load):  # type: ignore[no-untyped-def]
-    """`_load_httpfs` on a connection whose extension folder is empty (so `LOAD httpfs` finds
+    """`load_httpfs` on a connection whose extension folder is empty (so `LOAD httpfs` finds
     no extension an online install may have put in ~/.duckdb)."""
     def wrapped(con):  # type: ignore[no-untyped-def]
         import tempfile
@@ -105,7 +105,7 @@ def test_neither_route_says_so_in_one_line(s3_home: str, monkeypatch: pytest.Mon
     ingest([SAMPLES / "2026-11-14"], s3_home, workers=1)
     _fresh_route(monkeypatch)
     monkeypatch.setattr(objectstore, "httpfs_binaries", lambda: [])
-    monkeypatch.setattr(objectstore, "_load_httpfs", _without_installed(objectstore._load_httpfs))
+    monkeypatch.setattr(objectstore, "load_httpfs", _without_installed(objectstore.load_httpfs))
 
     def no_s3fs() -> None:
         raise ImportError("No module named 's3fs'")
@@ -135,13 +135,13 @@ def _env() -> dict[str, str]:
 def test_secret_of_the_settings() -> None:
     """The httpfs secret of an emulator's endpoint: host and port without the scheme, plain
     http when the URL says http, path-style URLs; quotes doubled. Of AWS itself: no endpoint."""
-    sql = objectstore._secret_sql({"AWS_ENDPOINT_URL": "http://127.0.0.1:9000/",
+    sql = objectstore.secret_sql({"AWS_ENDPOINT_URL": "http://127.0.0.1:9000/",
                                    "AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "it's",
                                    "AWS_REGION": "us-east-1"})
     assert sql == ("CREATE OR REPLACE TEMPORARY SECRET runlake_s3 (TYPE s3, KEY_ID 'key', "
                    "SECRET 'it''s', REGION 'us-east-1', ENDPOINT '127.0.0.1:9000', "
                    "USE_SSL false, URL_STYLE 'path')")
-    assert objectstore._secret_sql({"AWS_REGION": "eu-west-1",
+    assert objectstore.secret_sql({"AWS_REGION": "eu-west-1",
                                     "AWS_SESSION_TOKEN": "t"}) == (
         "CREATE OR REPLACE TEMPORARY SECRET runlake_s3 (TYPE s3, SESSION_TOKEN 't', "
         "REGION 'eu-west-1')")

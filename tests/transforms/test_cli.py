@@ -274,7 +274,7 @@ def test_kind_and_format_choices_are_checked_by_the_cli(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from transforms.cli import KindChoice, app
-    from transforms.read.readers import KINDS
+    from transforms.kinds import KINDS
 
     assert [k.value for k in KindChoice] == list(KINDS)
     res = CliRunner().invoke(app, ["ingest", str(tmp_path), "--kind", "nope"])

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from tests.conftest import REPO, SamplesLake
 from transforms.cli import app
 from transforms.cli import ingest as ingest_cli
-from transforms.cli.query import _cell
+from transforms.cli.query import cell
 from transforms.ingest import FileReport
 
 RUNNER = CliRunner()
@@ -111,10 +111,10 @@ def test_counts_are_singular_for_one(tmp_path: Path, samples_lake: SamplesLake) 
 
 
 def test_money_prints_in_dollars_without_an_exponent(samples_lake: SamplesLake) -> None:
-    assert _cell(5.67e-05, money=True) == "$0.0000567"
-    assert _cell(5.67e-05) == "0.0000567"
-    assert _cell(-0.004213) == "-0.004213"
-    assert _cell(1234.5678, money=True) == "$1234.57"
+    assert cell(5.67e-05, money=True) == "$0.0000567"
+    assert cell(5.67e-05) == "0.0000567"
+    assert cell(-0.004213) == "-0.004213"
+    assert cell(1234.5678, money=True) == "$1234.57"
     res = RUNNER.invoke(app, ["sql", "select 0.0000567::DOUBLE as cost_usd, "
                               "0.0000567::DOUBLE as share", "--home", str(samples_lake.home)])
     assert "$0.0000567" in res.output and "e-05" not in res.output
@@ -130,13 +130,13 @@ def test_at_80_columns_file_paths_are_never_folded(monkeypatch: pytest.MonkeyPat
     seen = io.StringIO()
     monkeypatch.setattr(ingest_cli, "out", Console(file=seen, width=80, force_terminal=True,
                                                    color_system=None, soft_wrap=True))
-    ingest_cli._print_files(_files([long]))
+    ingest_cli.print_files(_files([long]))
     assert seen.getvalue() == ("data_samples/2026-11-20/support-bot.responses.jsonl\n"
                                "  responses: 19 lines, 13 accepted, 4 quarantined, 2 blank\n")
     wide = io.StringIO()
     monkeypatch.setattr(ingest_cli, "out", Console(file=wide, width=160, force_terminal=True,
                                                    color_system=None, soft_wrap=True))
-    ingest_cli._print_files(_files([long]))
+    ingest_cli.print_files(_files([long]))
     [header, _, row] = wide.getvalue().splitlines()
     assert "quarantined" in header
     assert "data_samples/2026-11-20/support-bot.responses.jsonl │ responses │" in row
@@ -158,7 +158,7 @@ def test_the_ingest_summary_accounts_for_every_file(tmp_path: Path,
     seen = io.StringIO()
     monkeypatch.setattr(ingest_cli, "out", Console(file=seen, width=200, color_system=None,
                                                    soft_wrap=True))
-    ingest_cli._print_report(IngestReport(home=tmp_path / "home", files=files))
+    ingest_cli.print_report(IngestReport(home=tmp_path / "home", files=files))
     table = [ln for ln in seen.getvalue().splitlines() if "│" in ln]
     named = [ln.split("│")[0].strip() for ln in table]
     assert named[0].endswith("2026-11-20/agent-9.responses.jsonl")
@@ -180,7 +180,7 @@ def test_more_folders_than_the_summary_lists_are_one_row(tmp_path: Path,
     seen = io.StringIO()
     monkeypatch.setattr(ingest_cli, "out", Console(file=seen, width=200, color_system=None,
                                                    soft_wrap=True))
-    ingest_cli._print_files([], files)
+    ingest_cli.print_files([], files)
     named = [ln.split("│")[0].strip() for ln in seen.getvalue().splitlines() if "│" in ln]
     assert len(named) == ingest_cli.LISTED_FILES
     assert named[-1] == "9 more folders (9 files)"

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from tests.conftest import SamplesLake
-from transforms.cli.query import _cell
+from transforms.cli.query import cell
 
 HEAVY = ("polars", "pyarrow", "deltalake", "dagster", "jinja2", "sqlglot", "duckdb", "pydantic",
          "orjson", "yaml")
@@ -23,8 +23,8 @@ def test_help_names_every_command_and_import_format() -> None:
     from typer.testing import CliRunner
 
     from transforms.cli import app
-    from transforms.import_formats import FORMATS
-    from transforms.importers import IMPORTERS, KNOWN, Importer
+    from transforms.importers import FORMATS
+    from transforms.importers.known import IMPORTERS, KNOWN, Importer
 
     # IMPORTERS is made from FORMATS and KNOWN: both name every importer, once.
     known = [i.name for i in KNOWN if isinstance(i, Importer)]
@@ -37,13 +37,13 @@ def test_help_names_every_command_and_import_format() -> None:
 
 
 def test_table_cells_round_floats() -> None:
-    assert _cell(0.7605633802816901) == "0.7606"
-    assert _cell(10601.083333333334) == "10601.08"
-    assert _cell(12.0) == "12"
-    assert _cell(0.0) == "0"
-    assert _cell(None) == "NULL"
-    assert _cell(3) == "3"
-    assert _cell(float("nan")) == "nan"
+    assert cell(0.7605633802816901) == "0.7606"
+    assert cell(10601.083333333334) == "10601.08"
+    assert cell(12.0) == "12"
+    assert cell(0.0) == "0"
+    assert cell(None) == "NULL"
+    assert cell(3) == "3"
+    assert cell(float("nan")) == "nan"
 
 
 def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: SamplesLake
@@ -62,3 +62,22 @@ def test_a_query_opens_the_warehouse_without_the_lake_libraries(samples_lake: Sa
                           check=True).stdout
     assert "\n1 row\n" in done
     assert done.strip().endswith("loaded:"), done
+
+
+def test_importing_runlake_changes_no_library_and_reads_no_sql() -> None:
+    """Importing the command line leaves typer and click as they were (runlake's help rules
+    live in its own command classes: transforms.cli.help_text), and importing the report and
+    compare reads no SQL file (the significance levels are read on first use)."""
+    code = (
+        "import typer.core as c, typer.rich_utils as r\n"
+        "from transforms.warehouse import sqlfiles\n"
+        "def read(*a, **k): raise AssertionError('a SQL constant read at import')\n"
+        "sqlfiles.constant = read\n"
+        "def now(): return [c.TyperOption.display_type_rich, c.TyperOption.__init__,\n"
+        "    c.TyperArgument._usage_display_name, c.TyperCommand.format_help,\n"
+        "    c.TyperGroup.format_help, c.TyperGroup.invoke, r.MAX_WIDTH]\n"
+        "before = now()\n"
+        "import transforms.cli, transforms.report, transforms.report.nightly_ci\n"
+        "import transforms.compare.comparison_ci, transforms.compare.page\n"
+        "assert now() == before, 'typer changed'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

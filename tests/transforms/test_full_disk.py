@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.transforms.test_storage_protocol import _can_mount_read_only
+from tests.transforms.test_storage_protocol import can_mount_read_only
 from transforms import warehouse
 from transforms.errors import DiskFull
 from transforms.ingest import ingest
@@ -73,7 +73,7 @@ def _night(folder: Path, mb: int) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _can_mount_read_only(),
+@pytest.mark.skipif(not can_mount_read_only(),
                     reason="this machine does not let a user make a mount namespace")
 def test_a_full_disk_is_named_with_what_the_ingest_needs(tmp_path: Path) -> None:
     """A home on a file system of 2 MB and 40 MB of input: the ingest stops while staging

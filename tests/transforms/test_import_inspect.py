@@ -34,7 +34,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def _members(src: Path) -> dict[str, bytes]:
     """Every member of an .eval zip, inflated (zstd ones too), in order."""
     with zipfile.ZipFile(src) as z:
-        return {i.filename: inspect_eval._read_member(src, z, i, 1 << 30) for i in z.infolist()}
+        return {i.filename: inspect_eval.read_member(src, z, i, 1 << 30) for i in z.infolist()}
 
 
 def _zip(path: Path, members: dict[str, bytes],

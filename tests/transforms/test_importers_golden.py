@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from transforms.importers import IMPORTERS, run_import
+from transforms.importers.known import IMPORTERS, run_import
 
 FIXTURES = REPO / "tests" / "fixtures" / "importers"
 

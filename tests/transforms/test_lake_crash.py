@@ -59,7 +59,7 @@ STAGES = [
 ]
 
 
-def _files(folder: Path, version: int) -> list[Path]:
+def landing_files(folder: Path, version: int) -> list[Path]:
     """Three response files; version 2 changes a.jsonl and adds c.jsonl."""
     folder.mkdir(parents=True, exist_ok=True)
     a = [run(f"a{i}", "2026-11-20", f"a v{version}") for i in range(4)]
@@ -108,7 +108,7 @@ def clean_ingest_digests(root: Path) -> dict[str, str]:
     """A clean ingest of version 2 of the files into a home of its own: its table_digests,
     the landing folder's path left out."""
     landing = root / "landing"
-    ingest(_files(landing, 2), root / "clean", workers=1)
+    ingest(landing_files(landing, 2), root / "clean", workers=1)
     return table_digests(root / "clean", landing=str(landing))
 
 
@@ -117,8 +117,8 @@ def test_kill_at_every_stage_then_rerun_is_a_clean_ingest(tmp_path: Path, owner:
                                                           name: str, n: int,
                                                           clean_digests: dict[str, str]) -> None:
     landing, home = tmp_path / "landing", tmp_path / "home"
-    ingest(_files(landing, 1), home, workers=1)
-    files = _files(landing, 2)
+    ingest(landing_files(landing, 1), home, workers=1)
+    files = landing_files(landing, 2)
     poller = Poller(home)
     poller.start()
     try:

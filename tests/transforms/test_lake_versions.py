@@ -180,8 +180,7 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     assert later.version() > version
     assert len(later.file_uris()) == len(fresh.file_uris()) + 1
     # A long-lived process keeps a table's newest versions only.
-    shared = lake_tables._AT_VERSION
-    assert 0 < sum(k[0] == lake.delta_uri(runs) for k in shared) <= lake_tables.KEPT_VERSIONS
+    assert 0 < len(lake_tables.kept_versions(lake.delta_uri(runs))) <= lake_tables.KEPT_VERSIONS
     # The same table removed and made again up to the same version, with no rows: that
     # version is not the old one's.
     shutil.rmtree(lake.root / runs)

@@ -206,7 +206,7 @@ def test_derived_rows_do_not_depend_on_how_weeks_are_grouped(
 def test_many_small_files_are_staged_together(tmp_path: Path) -> None:
     """A folder of many one-line files is normalized and staged in batches: the lake holds a
     few data files per table, not one per input file, and every file keeps its own counts."""
-    from transforms.ingest import BATCH_FILES
+    from transforms.block_scheduler import BATCH_FILES
 
     folder = tmp_path / "landing"
     folder.mkdir()

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 MB = 300
 
 
-def _night(path: Path, mb: int) -> int:
+def write_long_night(path: Path, mb: int) -> int:
     """A week of long-transcript runs of the sample agents, about `mb` MB: the lines written."""
     rng = random.Random(7)
     days = [date(2026, 11, 14) + timedelta(days=i) for i in range(7)]
@@ -45,7 +45,7 @@ def _night(path: Path, mb: int) -> int:
 def test_a_night_of_long_transcripts_ingests_with_row_groups_bounded_by_bytes(
         tmp_path: Path) -> None:
     src = tmp_path / "night.responses.jsonl"
-    lines = _night(src, MB)
+    lines = write_long_night(src, MB)
     assert src.stat().st_size / lines > 15_000  # long rows, as agents that work at length write
     home = tmp_path / "home"
     proc = subprocess.Popen([str(Path(sys.executable).parent / "runlake"), "ingest", str(src),

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 
-from tests.transforms.test_long_transcripts import _night
+from tests.transforms.test_long_transcripts import write_long_night
 from transforms import ingest_summary, memory
 from transforms.errors import RunlakeError
 from transforms.ingest import ingest
@@ -77,7 +77,7 @@ def test_a_small_budget_runs_one_parser_and_gives_duckdb_less(
 def test_a_stage_that_runs_out_of_memory_says_which_in_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     src = tmp_path / "night.responses.jsonl"
-    _night(src, 24)
+    write_long_night(src, 24)
     home = tmp_path / "home"
     ingest([REPO / "data_samples" / "2026-11-14"], home, build_views=False)
     before = Lake(home).snapshot()
@@ -131,7 +131,7 @@ def test_a_night_of_long_transcripts_ingests_in_a_500_mb_container(
     """Before, a parser process was ended by the system and the ingest died with a
     BrokenProcessPool traceback."""
     src = tmp_path / "night.responses.jsonl"
-    lines = _night(src, 300)
+    lines = write_long_night(src, 300)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNLAKE_")}
     done = subprocess.run(
         ["sh", "-c", f'echo $$ > "{container}/cgroup.procs" && exec "$0" "$@"',

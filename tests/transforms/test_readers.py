@@ -128,14 +128,18 @@ def test_kinds_by_name_and_folder(tmp_path: Path) -> None:
 
 def test_one_list_of_kinds() -> None:
     """The kinds a file name, a folder or --kind can give, and the kinds the worker has a
-    normalizer for, are one list: readers.Kind (KINDS, READABLE_KINDS and the suffixes follow
-    it; the worker's NORMALIZERS and the CLI's --kind choices are checked against it)."""
-    from transforms.normalize.worker import NORMALIZERS
+    normalizer for, are one list: transforms.kinds.INPUT_FORMATS (KINDS, READABLE_KINDS and
+    the suffixes follow it; the CLI's --kind choices are checked against it)."""
+    from transforms.kinds import INPUT_FORMATS
     from transforms.read import readers
 
+    assert tuple(INPUT_FORMATS) == readers.KINDS
     assert set(readers.READABLE_KINDS) <= set(readers.KINDS)
-    assert set(NORMALIZERS) == set(readers.READABLE_KINDS)
-    assert set(readers._SUFFIX_KIND.values()) == set(readers.KINDS)
+    for name, fmt in INPUT_FORMATS.items():
+        for suffix in fmt.suffixes:
+            assert kind_of(Path("landing/x" + suffix)) == name
+            assert kind_of(Path("landing/x" + suffix + ".zst")) == name
+        assert kind_of(Path(f"landing/{name}/x.jsonl")) == name
 
 
 def test_unknown_kind_is_reported_not_skipped(tmp_path: Path, run_ingest: Callable[..., Any],

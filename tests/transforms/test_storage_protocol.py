@@ -124,7 +124,7 @@ def test_reading_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         assert not warehouse.is_current(home)
 
 
-def _can_mount_read_only() -> bool:
+def can_mount_read_only() -> bool:
     if shutil.which("unshare") is None:
         return False
     try:
@@ -134,7 +134,7 @@ def _can_mount_read_only() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _can_mount_read_only(),
+@pytest.mark.skipif(not can_mount_read_only(),
                     reason="this machine does not let a user make a mount namespace")
 def test_sql_answers_on_a_read_only_mount_of_a_moved_home(tmp_path: Path) -> None:
     """A home copied elsewhere and mounted read-only (a mount namespace of its own, so nothing
@@ -159,7 +159,7 @@ def test_sql_answers_on_a_read_only_mount_of_a_moved_home(tmp_path: Path) -> Non
     assert json.loads(res.stdout) == [{"n": want}]
 
 
-@pytest.mark.skipif(not _can_mount_read_only(),
+@pytest.mark.skipif(not can_mount_read_only(),
                     reason="this machine does not let a user make a mount namespace")
 def test_report_on_a_read_only_home_keeps_its_exit_code(tmp_path: Path) -> None:
     """`runlake report --fail-on-regression` on a home mounted read-only: the page goes to the

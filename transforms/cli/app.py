@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperGroup
 
+from transforms.cli.help_text import RunlakeGroup, RunlakeTyper, columns_set
 from transforms.errors import (
     DiskFull,
     InputError,
@@ -21,6 +21,7 @@ from transforms.errors import (
     causes,
     is_disk_full,
 )
+from transforms.kinds import INPUT_FORMATS, KINDS
 
 if TYPE_CHECKING:
     from transforms.settings import Settings
@@ -35,27 +36,15 @@ PIPED_WIDTH = 100_000
 wrapped at 80 columns there (rich's width for what is not a terminal); a table is as wide as
 its cells, and text is never wrapped anyway (soft wrap)."""
 
-PIPED_HELP_WIDTH = 120
-"""The width of --help when no standard stream is a terminal and neither COLUMNS nor
-TERMINAL_WIDTH is set (a terminal on any stream, as with `runlake --help | less`, gives its
-own width)."""
-
-
 def console(**options: Any) -> Console:
     """A console that prints text as it is: what runlake prints is data (trace text, file and
     column names, values), never Rich markup (`[/INST]` in a transcript is no closing tag),
     emoji codes (`:smiley:` stays so) or highlighting; a style is asked for explicitly. Into a
     pipe or a file it is PIPED_WIDTH wide, unless COLUMNS says how wide."""
     c = Console(soft_wrap=True, markup=False, emoji=False, highlight=False, **options)
-    if "width" not in options and not c.is_terminal and not _columns_set():
+    if "width" not in options and not c.is_terminal and not columns_set():
         c.width = PIPED_WIDTH
     return c
-
-
-def _columns_set() -> bool:
-    import os
-
-    return os.environ.get("COLUMNS", "").strip().isdigit()
 
 
 out = console()
@@ -64,7 +53,7 @@ err = console(stderr=True)
 _QUOTED_PATH = re.compile(r"""["'](/[^"']+)["']""")
 
 
-def _disk_full(e: BaseException) -> str | None:
+def disk_full_path(e: BaseException) -> str | None:
     """For an error that is a full disk (ENOSPC, as any library words it, or its cause), the
     path it was writing when the error names one ("" when it names none); else None. A
     parser process's traceback, carried with its error, names source files, not the file
@@ -86,14 +75,14 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
     the folder the command writes into, named when a full disk's error names no file."""
     if isinstance(e, DiskFull):  # named with the disk and what is needed
         return str(e), 1
-    full = _disk_full(e)
+    full = disk_full_path(e)
     if full is not None:
         path = full or where
         return ("the disk is full (ENOSPC: no space left on device)"
                 + (f" writing {path}" if path else "")
                 + ": free some space and run the command again"), 1
     if isinstance(e, WarehouseError):
-        return f"the warehouse views could not be built: {_one_line(str(e))}", 1
+        return f"the warehouse views could not be built: {one_line(str(e))}", 1
     if isinstance(e, RunlakeError):
         return str(e), 2 if isinstance(e, InputError) else 1
     if isinstance(e, FileNotFoundError) and e.filename is None:
@@ -103,7 +92,7 @@ def error_line(e: BaseException, where: str | None = None) -> tuple[str, int] | 
         return where + (e.strerror or str(e)), 1
     duckdb = sys.modules.get("duckdb")  # not imported: the error is not DuckDB's
     if duckdb is not None and isinstance(e, duckdb.Error):  # a damaged warehouse or lake
-        return (f"the warehouse or the lake could not be read: {_one_line(str(e))} (run "
+        return (f"the warehouse or the lake could not be read: {one_line(str(e))} (run "
                 "`runlake doctor` to check the lake and build the warehouse again)"), 1
     return None
 
@@ -113,7 +102,7 @@ COMMANDS = ("ingest", "sql", "views", "report", "compare", "history", "forget", 
 """The order `runlake --help` lists the commands in: the daily ones first."""
 
 
-class _OneLineErrors(TyperGroup):
+class _OneLineErrors(RunlakeGroup):
     """Every command's errors told in one line, once, here (not per command)."""
 
     def list_commands(self, ctx: Any) -> list[str]:
@@ -136,16 +125,13 @@ class _OneLineErrors(TyperGroup):
         args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # before click consumes them
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:  # Ctrl-C: one line (typer would exit 130 saying nothing)
-            err.print("interrupted")
-            raise typer.Exit(130) from None
         except Exception as e:  # noqa: BLE001 - runlake's, OS and DuckDB errors; others re-raised
             told = error_line(e, _written(args))
             if told is None:
                 raise
             if isinstance(e, NoWarehouse) and _home_defaulted(args):
                 told = (_no_warehouse_by_default(e), told[1])
-            _fail(*told)
+            fail(*told)
 
 
 def _home_defaulted(args: list[str]) -> bool:
@@ -174,53 +160,12 @@ def _written(args: list[str]) -> str | None:
             if arg.startswith(f"{option}="):
                 return arg.split("=", 1)[1]
     try:
-        return str(_settings().home)
+        return str(load_settings().home)
     except Exception:  # noqa: BLE001 - a bad setting has its own error; nothing to name here
         return None
 
 
-def _flag_shows_no_type(self: Any, ctx: Any) -> str | None:
-    """`--help` and `--fail-on-regression` in --help, not `--help <bool>`: a flag takes no
-    value, so it has no type to show."""
-    if getattr(self, "is_flag", False) and not getattr(self, "count", False):
-        return None
-    return _option_type(self, ctx)
-
-
-def _argument_usage(self: Any) -> str:
-    """An argument in the usage line as click writes it: `QUERY`, `PATH...`, `[TYPE]` (typer
-    writes `{query}` and `{PATHS...}...`)."""
-    name = (self.metavar or self.name or "").upper()
-    if self.nargs != 1 and not name.endswith("..."):
-        name += "..."
-    return name if self.required else f"[{name}]"
-
-
-def _help_width(format_help: Any) -> Any:
-    """--help at PIPED_HELP_WIDTH when no standard stream is a terminal and neither COLUMNS nor
-    TERMINAL_WIDTH says a width (rich would use 80)."""
-
-    def fitted(self: Any, ctx: Any, formatter: Any) -> Any:
-        import os
-
-        from typer import rich_utils
-
-        if not (_columns_set() or os.environ.get("TERMINAL_WIDTH")
-                or any(os.isatty(fd) for fd in (0, 1, 2))):
-            rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
-        return format_help(self, ctx, formatter)
-
-    return fitted
-
-
-for _cls in (typer.core.TyperCommand, typer.core.TyperGroup):
-    _cls.format_help = _help_width(_cls.format_help)  # type: ignore[method-assign]
-
-_option_type = typer.core.TyperOption.display_type_rich
-typer.core.TyperOption.display_type_rich = _flag_shows_no_type  # type: ignore[method-assign]
-typer.core.TyperArgument._usage_display_name = _argument_usage  # type: ignore[method-assign]
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = RunlakeTyper(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   cls=_OneLineErrors,
                   help="runlake: a local SQL warehouse of AI-agent test runs.")
 
@@ -229,13 +174,10 @@ HomeOpt = Annotated[str | None, typer.Option("--home", help="Warehouse folder, o
                                              "[default: $RUNLAKE_HOME or ./warehouse]")]
 
 
-class KindChoice(StrEnum):
-    """--kind: the kinds a file can be read as (readers.KINDS; typer lists and checks them)."""
-
-    responses = "responses"
-    spans = "spans"
-    otlp = "otlp"
-    durable = "durable"
+KindChoice = StrEnum("KindChoice", {name: name for name in KINDS})  # type: ignore[misc]
+"""--kind: the kinds a file can be read as (transforms.kinds; typer lists and checks them)."""
+KIND_HELP = "; ".join(f"{name}: {fmt.help}" for name, fmt in INPUT_FORMATS.items())
+"""What each kind --kind accepts is, for the options' help."""
 
 
 class OutputFormat(StrEnum):
@@ -245,17 +187,17 @@ class OutputFormat(StrEnum):
     parquet = "parquet"
 
 
-def _settings() -> "Settings":
+def load_settings() -> "Settings":
     """The RUNLAKE_* settings; a bad value is a one-line error naming the variable."""
     from transforms import settings
 
     return settings.load()  # an InputError: told in one line (_OneLineErrors)
 
 
-def _home(home: str | None) -> Path | str:
+def resolve_home(home: str | None) -> Path | str:
     """--home (a local folder, or an s3:// URL kept as written), else RUNLAKE_HOME."""
     if home is None:
-        return _settings().home
+        return load_settings().home
     from transforms import settings
 
     try:
@@ -267,15 +209,15 @@ def _home(home: str | None) -> Path | str:
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Text from traces or file names as a terminal shows it safely, on its one line: control
     characters (newlines and tabs, escape sequences, bidi overrides) as \\n, \\t, \\xNN,
     \\uNNNN."""
     return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode(), text)
 
 
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {escape(_printable(message))}", highlight=False,
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {escape(printable(message))}", highlight=False,
               markup=True)
     raise typer.Exit(code)
 
@@ -286,7 +228,7 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun if n == 1 else noun + 's'}"
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """A DuckDB error as one line: its lines joined, the caret line under the query left out."""
     return " ".join(p.strip() for p in message.splitlines() if p.strip().strip("^"))
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from transforms.cli.app import HomeOpt, _fail, _home, _one_line, _printable, app, err, out
+from transforms.cli.app import HomeOpt, app, err, fail, one_line, out, printable, resolve_home
 
 
 class By(StrEnum):
@@ -51,12 +51,13 @@ def compare_cmd(
     group regressed."""
     import duckdb
 
-    from transforms import ci, db, warehouse
-    from transforms.compare import EXIT_REGRESSED, compare
-    from transforms.compare import ci as compare_ci
+    from transforms import db, warehouse
+    from transforms.compare import compare, comparison_ci
     from transforms.lake.store import locate
+    from transforms.verdict import ci_outputs
+    from transforms.verdict.ci_outputs import EXIT_REGRESSED
 
-    h = _home(home)
+    h = resolve_home(home)
     store = locate(h).lake()
     lake: Path | str = store.url() if store.remote else store.path()
     with db.private_temp() as temp:
@@ -66,10 +67,10 @@ def compare_cmd(
             db.sandbox(con, [lake], temp)
             result = compare(con, baseline, candidate, by.value, details=html is not None)
         except duckdb.Error as e:
-            _fail(f"compare failed: {_one_line(str(e))}")
+            fail(f"compare failed: {one_line(str(e))}")
         finally:
             con.close()
-    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say = lambda text: out.print(printable(text), highlight=False, markup=False)  # noqa: E731
     if fmt == CompareFormat.json:
         sys.stdout.write(json.dumps([g.json() for g in result.groups], indent=2,
                                     default=str) + "\n")
@@ -90,16 +91,16 @@ def compare_cmd(
                 + (f" and {len(rs) - 10} more" if len(rs) > 10 else ""))
         say(f"  {result.headline()}")
     if junit is not None:
-        ci.write_junit(junit, compare_ci.suites(result), "runlake compare")
-        err.print(f"junit: {_printable(str(junit))}", highlight=False, markup=False)
-    for written in ci.write_markdown(compare_ci.markdown(result), markdown):
-        err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
-    ci.annotate(*compare_ci.annotations(result), title="runlake compare")
+        ci_outputs.write_junit(junit, comparison_ci.suites(result), "runlake compare")
+        err.print(f"junit: {printable(str(junit))}", highlight=False, markup=False)
+    for written in ci_outputs.write_markdown(comparison_ci.markdown(result), markdown):
+        err.print(f"markdown: {printable(str(written))}", highlight=False, markup=False)
+    ci_outputs.annotate(*comparison_ci.annotations(result), title="runlake compare")
     if html is not None:
         from transforms.compare.page import write_compare
 
         write_compare(result, html, datetime.now(UTC))
-        err.print(f"html: {_printable(str(html.resolve()))}", highlight=False, markup=False)
+        err.print(f"html: {printable(str(html.resolve()))}", highlight=False, markup=False)
     if result.any_regressed:
         raise typer.Exit(EXIT_REGRESSED)
     crashed = result.n_candidate_errors

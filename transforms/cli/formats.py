@@ -7,15 +7,16 @@ from typing import Annotated
 import typer
 
 from transforms.cli.app import (
+    KIND_HELP,
     KindChoice,
-    _fail,
-    _printable,
     app,
+    fail,
     out,
+    printable,
 )
-from transforms.cli.ingest import _print_skipped
+from transforms.cli.ingest import print_skipped
 from transforms.errors import InputError
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 
 _FORMATS = [*FORMATS]
 
@@ -34,23 +35,23 @@ def import_cmd(
                                               "none.")] = None,
 ) -> None:
     """Convert other tools' result files into response (or span) JSONL for `runlake ingest`."""
-    from transforms.importers import run_import
+    from transforms.importers.known import run_import
 
     try:
         results = run_import(fmt, sources, out_dir, agent, model)
     except InputError as e:
-        _fail(str(e), 2)
+        fail(str(e), 2)
     for r in results:
         unit = "span" if r.output.name.endswith((".spans.jsonl", ".otlp.jsonl")) else "run"
         what = f"{r.runs:,} {unit}{'' if r.runs == 1 else 's'}"
         if unit == "run":
             what += f" ({r.passed:,} of {r.graded:,} graded passed)" if r.graded else \
                 " (ungraded)"
-        out.print(_printable(f"{r.source.name}: {what} -> {r.output}"), highlight=False,
+        out.print(printable(f"{r.source.name}: {what} -> {r.output}"), highlight=False,
                   markup=False)
         for note in r.notes:
-            out.print(_printable(f"  note: {note}"), highlight=False, markup=False)
-    out.print(_printable(f"wrote {len(results):,} file{'' if len(results) == 1 else 's'} to "
+            out.print(printable(f"  note: {note}"), highlight=False, markup=False)
+    out.print(printable(f"wrote {len(results):,} file{'' if len(results) == 1 else 's'} to "
                          f"{out_dir}; next: runlake ingest {out_dir}"), highlight=False,
               markup=False)
 
@@ -64,7 +65,7 @@ def schema_cmd(
     from transforms.contracts import SCHEMAS
 
     if fmt is not None and fmt not in SCHEMAS:
-        _fail(f"unknown format {fmt!r}; known: {', '.join(SCHEMAS)}", 2)
+        fail(f"unknown format {fmt!r}; known: {', '.join(SCHEMAS)}", 2)
     chosen = {fmt: SCHEMAS[fmt]} if fmt else SCHEMAS
     docs = {name: model.model_json_schema() for name, model in chosen.items()}
     out.print_json(json.dumps(docs[fmt] if fmt else docs))
@@ -76,7 +77,7 @@ def validate_cmd(
         help="A response, span, OTLP or durable state file (or a folder of them).")],
     max_errors: Annotated[int, typer.Option(help="Stop after this many bad lines.")] = 20,
     kind: Annotated[KindChoice | None, typer.Option(
-        help="Read the file as this kind, whatever its name.")] = None,
+        help="Read the file as this kind, whatever its name (" + KIND_HELP + ").")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
     from transforms.normalize import validate
@@ -84,12 +85,12 @@ def validate_cmd(
 
     skipped: list[tuple[str, str]] = []
     files = discover([path], kind.value if kind is not None else None, skipped)
-    _print_skipped(skipped)
+    print_skipped(skipped)
     if not files:
-        _fail(f"{path}: no input files", 2)
+        fail(f"{path}: no input files", 2)
     unknown = [f.source_file for f in files if f.kind is None]
     if unknown:
-        _fail(f"{unknown[0]}: its kind cannot be told from its name (*.responses.jsonl, "
+        fail(f"{unknown[0]}: its kind cannot be told from its name (*.responses.jsonl, "
               "*.spans.jsonl, *.otlp.jsonl, *.durable.json[l], or a folder named for the "
               "kind); pass --kind", 2)
     bad = 0
@@ -97,13 +98,13 @@ def validate_cmd(
         for found in validate.check(f):
             bad += 1
             if found.line is None:
-                out.print(_printable(f"{found.source_file}: {found.problems[0]}"),
+                out.print(printable(f"{found.source_file}: {found.problems[0]}"),
                           style="bold", highlight=False, markup=False)
                 continue
-            out.print(f"{_printable(found.source_file)}:{found.line}", style="bold",
+            out.print(f"{printable(found.source_file)}:{found.line}", style="bold",
                       highlight=False, markup=False)
             for p in found.problems:
-                out.print(f"  {_printable(p)}", highlight=False, markup=False)
+                out.print(f"  {printable(p)}", highlight=False, markup=False)
             if bad >= max_errors:
                 raise typer.Exit(1)
     out.print(f"{bad} line(s) break the contracts" if bad else "every line fits the contracts")

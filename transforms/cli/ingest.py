@@ -15,18 +15,19 @@ from rich.progress import (
 from rich.table import Table
 
 from transforms.cli.app import (
+    KIND_HELP,
     HomeOpt,
     KindChoice,
-    _fail,
-    _home,
-    _printable,
-    _settings,
     app,
     console,
     counted,
     err,
+    fail,
     input_path,
+    load_settings,
     out,
+    printable,
+    resolve_home,
 )
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def ingest_cmd(
         metavar="PATH", help="Files or folders to ingest, or s3://bucket/prefix URLs.")],
     home: HomeOpt = None,
     kind: Annotated[KindChoice | None, typer.Option(
-        help="Read every file as this kind, whatever its name.")] = None,
+        help="Read every file as this kind, whatever its name (" + KIND_HELP + ").")] = None,
     workers: Annotated[int | None, typer.Option(help="Parser processes.")] = None,
     tools: Annotated[Path | None, typer.Option(
         help="Tool registry (tools.json or tools.yaml) to check tool calls against "
@@ -60,9 +61,9 @@ def ingest_cmd(
     from transforms.read.discover import discover
 
     if workers is not None and workers < 1:
-        _fail(f"--workers {workers} must be at least 1", 2)
-    config = _settings()
-    h = _home(home)
+        fail(f"--workers {workers} must be at least 1", 2)
+    config = load_settings()
+    h = resolve_home(home)
     deciding = config.deciding_evaluations if deciding_evaluations is None \
         else deciding_evaluations
     paths = [input_path(p) for p in inputs]
@@ -87,14 +88,14 @@ def ingest_cmd(
                         prices=prices or config.prices,
                         retention_hours=config.retention_hours,
                         deciding_evaluations=deciding)
-    _print_report(report)
+    print_report(report)
     if not report.files:
-        _fail(f"no input files found in {', '.join(map(str, paths))}", 2)
+        fail(f"no input files found in {', '.join(map(str, paths))}", 2)
     readable = [f for f in report.files if f not in report.unreadable]
     if not readable:
-        _fail("no file of a readable kind: see the kinds above", 2)
+        fail("no file of a readable kind: see the kinds above", 2)
     if all(f.accepted == 0 for f in readable) and not any(f.skipped for f in readable):
-        _fail("no line could be read as a run: see quarantine above", 1)
+        fail("no line could be read as a run: see quarantine above", 1)
 
 
 LISTED_FILES = 12
@@ -107,7 +108,7 @@ EVERY_FILE = ('runlake sql "select source_file, kind, lines, lines_accepted, lin
 """Where every file's counts are, when the summary counts some of them by folder."""
 
 
-def _print_report(r: "IngestReport") -> None:
+def print_report(r: "IngestReport") -> None:
     from transforms import warehouse
     from transforms.read.readers import READABLE_KINDS
 
@@ -122,7 +123,7 @@ def _print_report(r: "IngestReport") -> None:
         shown = [f for f in done if f.error or f.quarantined or f.kind not in READABLE_KINDS]
         grouped = [f for f in done if f not in shown]
     if shown or grouped:
-        _print_files(shown, grouped)
+        print_files(shown, grouped)
     if grouped:
         out.print(f"each file's counts: {EVERY_FILE}", highlight=False, markup=False)
     if n_skipped and len(r.files) > LISTED_FILES:
@@ -130,11 +131,11 @@ def _print_report(r: "IngestReport") -> None:
                   highlight=False)
     for f in r.files:
         if f.same_as:
-            out.print(_printable(f"{f.source_file}: the same bytes as {f.same_as}, whose rows "
+            out.print(printable(f"{f.source_file}: the same bytes as {f.same_as}, whose rows "
                                  "are in the lake: skipped"), highlight=False, markup=False)
         if f.error:
-            out.print(_printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
-    _print_skipped(r.skipped_paths)
+            out.print(printable(f"{f.source_file}: {f.error}"), highlight=False, markup=False)
+    print_skipped(r.skipped_paths)
     out.print(f"{counted(len(r.files), 'file')} ({n_skipped:,} unchanged): "
               f"{counted(sum(f.lines for f in done), 'line')}, {sum(f.accepted for f in done):,} "
               f"accepted, {sum(f.quarantined for f in done):,} quarantined, "
@@ -168,7 +169,7 @@ def _print_report(r: "IngestReport") -> None:
         out.print("quarantined lines: " + ", ".join(f"{k} {v:,}"
                                                    for k, v in r.quarantine_by_code.items()))
     if r.unpriced_models:
-        out.print(_printable(
+        out.print(printable(
             "models without a price (cost unknown; add them with RUNLAKE_PRICES): "
             + ", ".join(f"{m} ({n:,})" for m, n in r.unpriced_models.items())),
             highlight=False, markup=False)
@@ -176,7 +177,7 @@ def _print_report(r: "IngestReport") -> None:
         out.print("model alias or price table changed: views computed again", highlight=False)
     if r.days:
         out.print(f"days written: {', '.join(d.isoformat() for d in r.days)}")
-    out.print(f"warehouse: {_printable(str(warehouse.path(r.home)))}  (try: runlake sql "
+    out.print(f"warehouse: {printable(str(warehouse.path(r.home)))}  (try: runlake sql "
               "\"select status, count(*) from runs group by 1\")", highlight=False, markup=False)
 
 
@@ -218,7 +219,7 @@ def _held(r: "IngestReport"
     return counts, codes, (int(repeated[0]), int(repeated[1])), int(traced[0])
 
 
-def _print_files(shown: list["FileReport"], grouped: list["FileReport"] | None = None
+def print_files(shown: list["FileReport"], grouped: list["FileReport"] | None = None
                  ) -> None:
     """The files read, one row each (`shown`), then `grouped` counted by folder, one row per
     folder (up to LISTED_FILES, then one row for the rest): a table when it fits the terminal,
@@ -233,7 +234,7 @@ def _print_files(shown: list["FileReport"], grouped: list["FileReport"] | None =
     t.add_column("note", no_wrap=True)
     rows = []
     for f in shown:
-        note = (_printable(f"renamed from {f.renamed_from}") if f.renamed_from else
+        note = (printable(f"renamed from {f.renamed_from}") if f.renamed_from else
                 "see below" if f.error else "")
         counts = ["-" if f.skipped else f"{x:,}"
                   for x in (f.lines, f.accepted, f.quarantined, f.blank)]
@@ -285,12 +286,12 @@ def _shown_path(source_file: str) -> str:
     """A file as the summary names it: relative to the current folder when it is under it."""
     if "://" not in source_file:
         try:
-            return _printable(str(Path(source_file).relative_to(Path.cwd())))
+            return printable(str(Path(source_file).relative_to(Path.cwd())))
         except ValueError:
             pass
-    return _printable(source_file)
+    return printable(source_file)
 
 
-def _print_skipped(skipped: list[tuple[str, str]]) -> None:
+def print_skipped(skipped: list[tuple[str, str]]) -> None:
     for path, reason in skipped:
-        out.print(_printable(f"skipped {path}: {reason}"), highlight=False, markup=False)
+        out.print(printable(f"skipped {path}: {reason}"), highlight=False, markup=False)

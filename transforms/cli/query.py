@@ -25,16 +25,16 @@ if TYPE_CHECKING:
 from transforms.cli.app import (
     HomeOpt,
     OutputFormat,
-    _disk_full,
-    _fail,
-    _home,
-    _one_line,
-    _printable,
     app,
     console,
     counted,
+    disk_full_path,
     err,
+    fail,
+    one_line,
     out,
+    printable,
+    resolve_home,
 )
 
 
@@ -52,16 +52,16 @@ def sql_cmd(
 ) -> None:
     """Run a read-only SQL query against the warehouse."""
     if fmt == "parquet" and output is None:
-        _fail("--format parquet needs --output FILE", 2)
+        fail("--format parquet needs --output FILE", 2)
     if limit < 0:
-        _fail(f"--limit {limit} must be 0 or more", 2)
+        fail(f"--limit {limit} must be 0 or more", 2)
     import duckdb
 
     from transforms import db, warehouse
     from transforms.lake.store import locate
     from transforms.warehouse.query import check_read_only
 
-    h = _home(home)
+    h = resolve_home(home)
     store = locate(h).lake()
     # The lake folder, or for an s3:// home its prefix of the bucket (no local file at all).
     lake: Path | str = store.url() if store.remote else store.path()
@@ -77,24 +77,24 @@ def sql_cmd(
             check_read_only(con, query)
             rel = con.sql(query)
             if rel is None:
-                _fail("the statement returned no rows (the warehouse is read-only: use SELECT)",
+                fail("the statement returned no rows (the warehouse is read-only: use SELECT)",
                       2)
             if fmt == "table":
                 columns, rows = rel.columns, _interruptible(con, rel.fetchall)
             else:
                 frame = _interruptible(con, rel.pl)
         except duckdb.Error as e:
-            _fail(f"query failed: {_one_line(str(e))}")
+            fail(f"query failed: {one_line(str(e))}")
         finally:
             con.close()
     if fmt == "table":
         t = Table(show_edge=False)
         # Names and values as Text: printed as they are, never read as markup or emoji codes.
         for name in columns:
-            t.add_column(Text(_printable(name)), overflow="fold", max_width=60)
+            t.add_column(Text(printable(name)), overflow="fold", max_width=60)
         money = [_is_money(name) for name in columns]
         for row in rows[:limit]:
-            t.add_row(*(Text(_cell(v, m)) for v, m in zip(row, money, strict=True)))
+            t.add_row(*(Text(cell(v, m)) for v, m in zip(row, money, strict=True)))
         # Into a pipe or file: the table at its own width, not squeezed into 80 columns.
         shown = out if out.is_terminal else console(width=max(
             out.width, Measurement.get(out, out.options.update_width(100_000), t).maximum))
@@ -146,7 +146,7 @@ def _written_to(output: Path | None) -> Iterator[None]:
     try:
         yield
     except Exception as e:
-        if _disk_full(e) is None:
+        if disk_full_path(e) is None:
             raise
         raise OSError(errno.ENOSPC, "No space left on device",
                       str(output) if output is not None else "the standard output") from e
@@ -201,7 +201,7 @@ def _is_money(column: str) -> bool:
     return bool(_MONEY.search(column))
 
 
-def _cell(value: object, money: bool = False) -> str:
+def cell(value: object, money: bool = False) -> str:
     """A value as the table shows it: floats to 4 significant digits below 1 and 2 decimals
     above, never in exponent notation (0.0000567, not 5.67e-05; the full value is in
     --format csv or json), with a $ in a column of dollars (`money`); NULL for a null; a list
@@ -210,14 +210,14 @@ def _cell(value: object, money: bool = False) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_cell(v) for v in value) + "]"
+        return "[" + ", ".join(cell(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_cell(repr(str(k)))}: {_cell(v)}" for k, v in value.items()) \
+        return "{" + ", ".join(f"{cell(repr(str(k)))}: {cell(v)}" for k, v in value.items()) \
             + "}"
     if isinstance(value, float | Decimal) and math.isfinite(value):
         text = _figure(float(value))
         return ("-$" + text[1:] if text.startswith("-") else "$" + text) if money else text
-    return _printable(str(value))
+    return printable(str(value))
 
 
 def _figure(value: float) -> str:
@@ -250,14 +250,14 @@ def views_cmd(
         from transforms.warehouse.scripts import script
 
         if schema is not None and not _SCHEMA.fullmatch(schema):
-            _fail(f"--schema {schema!r}: a name like runlake or catalog.runlake "
+            fail(f"--schema {schema!r}: a name like runlake or catalog.runlake "
                   "(letters, digits, _)", 2)
-        sys.stdout.write(script(_home(home), dialect.value, schema))
+        sys.stdout.write(script(resolve_home(home), dialect.value, schema))
         return
     from transforms import warehouse
     from transforms.contracts.schemas import TABLES
 
-    con = warehouse.connect(_home(home))
+    con = warehouse.connect(resolve_home(home))
     try:
         rows = con.execute(
             "SELECT table_name, string_agg(column_name, ', ' ORDER BY ordinal_position) "

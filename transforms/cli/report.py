@@ -8,14 +8,14 @@ import typer
 
 from transforms.cli.app import (
     HomeOpt,
-    _fail,
-    _home,
-    _printable,
-    _settings,
     app,
     counted,
     err,
+    fail,
+    load_settings,
     out,
+    printable,
+    resolve_home,
 )
 
 
@@ -47,23 +47,23 @@ def report_cmd(
     With RUNLAKE_WEBHOOK_URL set, a JSON summary is posted there when anything regressed;
     --junit and --markdown write the verdict for CI (and with GITHUB_ACTIONS=true, each
     regression is an ::error:: annotation)."""
-    from transforms import ci
-    from transforms.report import ci as report_ci
-    from transforms.report import write_report
-    from transforms.report.nightly import EXIT_REGRESSED, NotifyError, notify
+    from transforms.report import nightly_ci, write_report
+    from transforms.report.webhook import NotifyError, notify
+    from transforms.verdict import ci_outputs
+    from transforms.verdict.ci_outputs import EXIT_REGRESSED
 
     if not 1 <= baseline_days <= 366:
-        _fail(f"--baseline-days {baseline_days} must be between 1 and 366", 2)
+        fail(f"--baseline-days {baseline_days} must be between 1 and 366", 2)
     when: date | None = None
     if day is not None:
         try:
             when = date.fromisoformat(day)
         except ValueError:
-            _fail(f"--day {day!r} is not a date like 2026-11-20", 2)
-    config = _settings()
-    summary = write_report(_home(home), when, baseline_days, out=page)
+            fail(f"--day {day!r} is not a date like 2026-11-20", 2)
+    config = load_settings()
+    summary = write_report(resolve_home(home), when, baseline_days, out=page)
     v = summary.verdict
-    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say = lambda text: out.print(printable(text), highlight=False, markup=False)  # noqa: E731
     say(f"{v.latest_day}: {counted(summary.n_runs_latest, 'run')} against {v.baseline_span()}")
     for r in v.regressed:
         say(f"  REGRESSION {r.line()}")
@@ -83,24 +83,24 @@ def report_cmd(
             "a score")
     say(f"  {summary.cases_line()}")
     if summary.future_line() is not None:
-        err.print(f"warning: {_printable(summary.future_line() or '')}", highlight=False,
+        err.print(f"warning: {printable(summary.future_line() or '')}", highlight=False,
                   markup=False)
     if summary.note is not None:
-        err.print(f"warning: {_printable(summary.note)}", highlight=False, markup=False)
+        err.print(f"warning: {printable(summary.note)}", highlight=False, markup=False)
     say(f"report: {summary.path.resolve()}")
     if config.webhook_url and not v.all_clear:
         try:
             notify(v, config.webhook_url, str(summary.path.resolve()))
             say("webhook: summary sent")
         except NotifyError as e:
-            err.print(f"warning: {_printable(str(e))}", highlight=False, markup=False)
+            err.print(f"warning: {printable(str(e))}", highlight=False, markup=False)
     if junit is not None:
-        ci.write_junit(junit, report_ci.suites(v, fail_on_crash),
+        ci_outputs.write_junit(junit, nightly_ci.suites(v, fail_on_crash),
                        f"runlake report {v.latest_day}")
-        err.print(f"junit: {_printable(str(junit))}", highlight=False, markup=False)
-    for written in ci.write_markdown(report_ci.markdown(summary), markdown):
-        err.print(f"markdown: {_printable(str(written))}", highlight=False, markup=False)
-    ci.annotate(*report_ci.annotations(v), title="runlake report")
+        err.print(f"junit: {printable(str(junit))}", highlight=False, markup=False)
+    for written in ci_outputs.write_markdown(nightly_ci.markdown(summary), markdown):
+        err.print(f"markdown: {printable(str(written))}", highlight=False, markup=False)
+    ci_outputs.annotate(*nightly_ci.annotations(v), title="runlake report")
     if fail_on_regression and not v.all_clear:
         raise typer.Exit(EXIT_REGRESSED)
     if fail_on_crash and v.crashed_runs:

@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from transforms.cli.app import _fail, _printable, _settings, app, out
+from transforms.cli.app import app, fail, load_settings, out, printable
 
 MIB = 1 << 20
 
@@ -26,28 +26,28 @@ def serve_cmd(
     sensor read them. Stops on Ctrl-C or SIGTERM, closing its files."""
     from transforms.receiver.server import is_loopback, serve
 
-    config = _settings()
+    config = load_settings()
     if landing is not None:
         chosen = "--landing"
     else:
         if not isinstance(config.landing, Path):
-            _fail(f"RUNLAKE_LANDING {config.landing} is not a local folder: the receiver "
+            fail(f"RUNLAKE_LANDING {config.landing} is not a local folder: the receiver "
                   "writes local files (pass --landing DIR)", 2)
         if "landing" not in config.model_fields_set:
             # The settings' default landing folder is the samples' (./data_samples): live
             # traces written there would mix with them, so the folder is the user's to name.
-            _fail("say where to write what arrives: --landing DIR, or RUNLAKE_LANDING=DIR (the "
+            fail("say where to write what arrives: --landing DIR, or RUNLAKE_LANDING=DIR (the "
                   "folder the Dagster landing sensor watches; `runlake ingest DIR` reads it)",
                   2)
         landing = Path(config.landing)
         chosen = "RUNLAKE_LANDING"
     landing = landing.absolute()
-    say = lambda text: out.print(_printable(text), highlight=False, markup=False)  # noqa: E731
+    say = lambda text: out.print(printable(text), highlight=False, markup=False)  # noqa: E731
     say(f"landing folder: {landing} ({chosen}); the Dagster landing sensor reads it when "
         f"RUNLAKE_LANDING names it, and `runlake ingest {landing}` reads what arrived")
     token = config.receiver_token
     if token is None and not is_loopback(host):
-        _fail(f"--host {host} listens beyond this machine: set RUNLAKE_RECEIVER_TOKEN (at "
+        fail(f"--host {host} listens beyond this machine: set RUNLAKE_RECEIVER_TOKEN (at "
               "least 16 characters) and send it as Authorization: Bearer <token>", 2)
     serve(landing, host, port, token,
           max_body=int(config.receiver_max_body_mb * MIB),

@@ -9,15 +9,15 @@ from rich.table import Table
 
 from transforms.cli.app import (
     HomeOpt,
-    _fail,
-    _home,
-    _printable,
-    _settings,
     app,
+    fail,
     input_path,
+    load_settings,
     out,
+    printable,
+    resolve_home,
 )
-from transforms.cli.ingest import _print_report
+from transforms.cli.ingest import print_report
 
 
 @app.command("history")
@@ -31,9 +31,9 @@ def history_cmd(
 
     from transforms.lake import Lake, history
 
-    h = _home(home)
+    h = resolve_home(home)
     if not Lake(h).is_there():
-        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+        fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
     t = Table(show_edge=False)
     for c in ("version", "committed (UTC)", "action", "files", "rows added", "rows removed"):
         t.add_column(c, overflow="fold")
@@ -43,7 +43,7 @@ def history_cmd(
             " …" if len(names) > 3 else "")
         per = lambda d: ", ".join(f"{k} {n:,}" for k, n in (d or {}).items() if n)  # noqa: E731
         when = datetime.fromtimestamp(v["timestamp"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        t.add_row(str(v["version"]), when, v.get("action", "ingest"), _printable(files),
+        t.add_row(str(v["version"]), when, v.get("action", "ingest"), printable(files),
                   per(v.get("rows_added")) or "–", per(v.get("rows_removed")) or "–")
     out.print(t, highlight=False, markup=False)
 
@@ -57,12 +57,12 @@ def publish_cmd(home: HomeOpt = None) -> None:
     from transforms import warehouse
     from transforms.lake import Lake
 
-    h = _home(home)
+    h = resolve_home(home)
     if not Lake(h).is_there():
-        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
-    settings = _settings()
+        fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+    settings = load_settings()
     target = warehouse.publish(h, settings.retention_hours)
-    out.print(_printable(f"warehouse: {target} (lake version "
+    out.print(printable(f"warehouse: {target} (lake version "
                          f"{Lake(h).snapshot().get('ingest_files', 0)})"),
               highlight=False, markup=False)
 
@@ -79,11 +79,12 @@ def forget_cmd(
     again brings its rows back."""
     from transforms.forget import forget
 
-    report = forget([input_path(p) for p in inputs], _home(home), _settings().retention_hours)
+    report = forget([input_path(p) for p in inputs], resolve_home(home),
+                    load_settings().retention_hours)
     for f in report.files:
-        out.print(_printable(f"forgot {f}"), highlight=False, markup=False)
+        out.print(printable(f"forgot {f}"), highlight=False, markup=False)
     for f in report.earlier:
-        out.print(_printable(f"forgot {f} (already, by an earlier forget)"), highlight=False,
+        out.print(printable(f"forgot {f} (already, by an earlier forget)"), highlight=False,
                   markup=False)
     removed = ", ".join(f"{t} {n:,}" for t, n in report.rows_removed.items()) or "none"
     out.print(f"rows removed: {removed}", highlight=False)
@@ -105,13 +106,13 @@ def doctor_cmd(
     from transforms.ingest import ingest
     from transforms.lake import Lake, doctor
 
-    h = _home(home)
+    h = resolve_home(home)
     lake = Lake(h)
     if not lake.is_there():
-        _fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
+        fail(f"no lake under {h}: run `runlake ingest PATH` first", 2)
     found = doctor.check(lake)
     for d in found:
-        out.print(_printable(f"damaged: {d.what}"), highlight=False, markup=False)
+        out.print(printable(f"damaged: {d.what}"), highlight=False, markup=False)
     if not found:
         if not warehouse.is_current(h):
             warehouse.publish(h)
@@ -125,15 +126,15 @@ def doctor_cmd(
 
     done = doctor.repair(lake, commit_version)
     for t in done.moved:
-        out.print(_printable(f"moved aside (its log could not be read): lake/{t} -> "
+        out.print(printable(f"moved aside (its log could not be read): lake/{t} -> "
                              f"lake/{doctor.DAMAGED}/"), highlight=False, markup=False)
     here, gone = doctor.rereadable(done.forgotten)
     out.print(f"rows of {len(done.forgotten)} input file(s) removed; reading "
               f"{len(here)} of them again")
     for g in gone:
-        out.print(_printable(f"gone, its rows are no longer in the lake: {g}"),
+        out.print(printable(f"gone, its rows are no longer in the lake: {g}"),
                   highlight=False, markup=False)
-    settings = _settings()
+    settings = load_settings()
     report = ingest(here, h, workers=settings.workers, tools=settings.tools,
                     model_aliases=settings.model_aliases, prices=settings.prices,
                     retention_hours=settings.retention_hours,
@@ -141,7 +142,7 @@ def doctor_cmd(
     if report is None:
         warehouse.publish(h, settings.retention_hours)
     else:
-        _print_report(report)
+        print_report(report)
     out.print("repaired")
 
 

@@ -20,23 +20,12 @@ import duckdb
 
 from transforms.compare.predicate import check
 from transforms.errors import InputError
-from transforms.report.fmt import pct
-from transforms.report.nightly import (
-    CHANGE_ORDER,
-    REASON_WORDS,
-    VerdictRow,
-    _jsonable,
-    _p,
-    rows,
-)
-from transforms.report.queries import RunDetail, _runs
+from transforms.verdict.formatting import jsonable, p_short, pct, usd, whole
+from transforms.verdict.reading import RunDetail, rows, run_details
+from transforms.verdict.verdict_row import CHANGE_ORDER, REASON_WORDS, VerdictRow
 
 BY = {"agent": ("agent",), "model": ("model",), "agent,model": ("agent", "model"), "none": ()}
 """The groupings --by offers and the columns each groups by."""
-
-EXIT_REGRESSED = 3
-"""`runlake compare` exits with this code when any group regressed (as `report
---fail-on-regression`)."""
 
 MAX_FLIPS = 30
 """Flipped cases the HTML page shows with their runs; the rest are listed."""
@@ -72,10 +61,10 @@ class Group(VerdictRow):
     def json(self) -> dict[str, Any]:
         lists = {"group": self.key, "reasons": self.reasons, "scores": self.json_scores(),
                  "what_changed": self.json_changes()}
-        out = {k: lists[k] if k in lists else _jsonable(self.row[k]) for k in JSON_KEYS}
+        out = {k: lists[k] if k in lists else jsonable(self.row[k]) for k in JSON_KEYS}
         both = self.pass_at_k_both_sides()
         if any(r["k"] > 1 for r in both):
-            out["pass_at_k"] = [{k: _jsonable(v) for k, v in r.items()
+            out["pass_at_k"] = [{k: jsonable(v) for k, v in r.items()
                                  if k not in ("agent", "model")} for r in both]
         return out
 
@@ -92,10 +81,10 @@ class Group(VerdictRow):
                  f"{r['candidate_n_passed']}/{r['candidate_n_graded']})"]
         if r["cmh_p_value"] is not None:
             parts.append(f"on the same {r['n_strata']} test cases drop p = "
-                         f"{_p(r['cmh_p_value'])} q = {_p(r['q_value'])}, rise p = "
-                         f"{_p(r['rise_p_value'])} q = {_p(r['rise_q_value'])}")
+                         f"{p_short(r['cmh_p_value'])} q = {p_short(r['q_value'])}, rise p = "
+                         f"{p_short(r['rise_p_value'])} q = {p_short(r['rise_q_value'])}")
         elif r["pass_rate_p_value"] is not None:
-            parts.append(f"drop p = {_p(r['pass_rate_p_value'])} q = {_p(r['q_value'])} "
+            parts.append(f"drop p = {p_short(r['pass_rate_p_value'])} q = {p_short(r['q_value'])} "
                          "(no case graded on both sides varies)")
         parts.append(f"flips {r['n_pass_to_fail']} pass -> fail, {r['n_fail_to_pass']} "
                      "fail -> pass")
@@ -103,15 +92,15 @@ class Group(VerdictRow):
             parts.append(f"mde {pct(r['mde'])}")
         if "error_rate" in self.reasons or r["candidate_n_errors"]:
             parts.append(f"errors {pct(r['error_rate_baseline'])} -> "
-                         f"{pct(r['error_rate_candidate'])} (p = {_p(r['error_p_value'])})")
+                         f"{pct(r['error_rate_candidate'])} (p = {p_short(r['error_p_value'])})")
         if r["baseline_cost_usd_per_run"] is not None or \
                 r["candidate_cost_usd_per_run"] is not None:
-            parts.append(f"cost/run {_usd(r['baseline_cost_usd_per_run'])} -> "
-                         f"{_usd(r['candidate_cost_usd_per_run'])}")
+            parts.append(f"cost/run {usd(r['baseline_cost_usd_per_run'])} -> "
+                         f"{usd(r['candidate_cost_usd_per_run'])}")
         if r["baseline_tokens_per_run"] is not None or \
                 r["candidate_tokens_per_run"] is not None:
-            parts.append(f"tokens/run {_num(r['baseline_tokens_per_run'])} -> "
-                         f"{_num(r['candidate_tokens_per_run'])}")
+            parts.append(f"tokens/run {whole(r['baseline_tokens_per_run'])} -> "
+                         f"{whole(r['candidate_tokens_per_run'])}")
         both = [k for k in self.pass_at_k_both_sides() if k["k"] > 1]
         for k in both[-1:]:
             parts.append(f"pass@{k['k']} {pct(k['baseline_pass_at_k'])} -> "
@@ -244,16 +233,9 @@ def compare(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
     if details:
         wanted = [r for f in flips[:MAX_FLIPS] for r in (f["candidate_run_id"],
                                                           f["baseline_run_id"])]
-        result.runs = _runs(con, list(dict.fromkeys(wanted)))
+        result.runs = run_details(con, list(dict.fromkeys(wanted)))
         result.costs = dict(con.execute(
             "SELECT run_id, cost_usd FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
             [wanted]).fetchall())
     return result
 
-
-def _usd(v: float | None) -> str:
-    return "–" if v is None else f"${v:,.4f}"
-
-
-def _num(v: float | None) -> str:
-    return "–" if v is None else f"{v:,.0f}"

@@ -19,16 +19,17 @@ absent or empty final_response (or turn message) breaks no contract
 (`final_response_absent_unfinished`, info)."""
 
 
-class _Open(BaseModel):
+# Records keep the fields they do not name (extra="allow"): shared by every input contract.
+class OpenRecord(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class FunctionRef(_Open):
+class FunctionRef(OpenRecord):
     name: str = Field(description="The tool's name.")
     arguments: Any = Field(None, description="Object preferred; JSON-encoded text accepted.")
 
 
-class ToolCallFlat(_Open):
+class ToolCallFlat(OpenRecord):
     """The flat shape: {id?, name, arguments?}."""
 
     id: str | None = None
@@ -36,7 +37,7 @@ class ToolCallFlat(_Open):
     arguments: Any = Field(None, description="Object preferred; JSON-encoded text accepted.")
 
 
-class ToolCallNested(_Open):
+class ToolCallNested(OpenRecord):
     """The OpenAI Chat Completions shape: {id?, type: 'function', function: {name, arguments?}}."""
 
     id: str | None = None
@@ -44,7 +45,7 @@ class ToolCallNested(_Open):
     function: FunctionRef
 
 
-class Message(_Open):
+class Message(OpenRecord):
     """One role-tagged entry of the OpenAI-style transcript."""
 
     role: Literal["system", "user", "assistant", "tool"]
@@ -56,7 +57,7 @@ class Message(_Open):
         None, description="Reasoning blocks; the text key is read, else the block's JSON.")
 
 
-class Metadata(_Open):
+class Metadata(OpenRecord):
     """Free-form runtime metadata; the five common keys become columns of `runs`."""
 
     model: str | None = None
@@ -66,7 +67,7 @@ class Metadata(_Open):
     agent_runtime_ms: NonNegativeFloat | None = None
 
 
-class AgentResponse(_Open):
+class AgentResponse(OpenRecord):
     """Body returned by an agent for one run (agent response v1)."""
 
     final_response: str = Field(description="The terminal user-visible answer; over 50,000 "
@@ -76,7 +77,7 @@ class AgentResponse(_Open):
     metadata: Metadata | None = None
 
 
-class TurnResponse(_Open):
+class TurnResponse(OpenRecord):
     """Body returned for one turn of a multi-turn session."""
 
     message: str | None = Field(None, description="The assistant's reply to this turn "
@@ -87,12 +88,12 @@ class TurnResponse(_Open):
     session_done: bool | None = None
 
 
-class ResponseContract(_Open):
+class ResponseContract(OpenRecord):
     response_mode: Literal["rich"] | None = None
     strictness: Literal["strict"] | None = None
 
 
-class Outcome(_Open):
+class Outcome(OpenRecord):
     status: Literal["passed", "failed", "error", "skipped"] | None = None
     score: float | None = Field(None, ge=0, le=1)
     judge_skipped: bool | None = None
@@ -107,7 +108,7 @@ class Outcome(_Open):
         "label, or {value, label, explanation}. They never change the run's status.")
 
 
-class NamedScore(_Open):
+class NamedScore(OpenRecord):
     """One named score of outcome.scores."""
 
     value: float | None = None
@@ -115,7 +116,7 @@ class NamedScore(_Open):
     explanation: str | None = None
 
 
-class RunEnvelope(_Open):
+class RunEnvelope(OpenRecord):
     """One line of response JSONL: the test platform's envelope around the agent's response."""
 
     run_id: str | None = Field(None, description="Required for dedup; derived from the line's "

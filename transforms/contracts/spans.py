@@ -6,14 +6,14 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt
 
-from transforms.contracts.response import _Open
+from transforms.contracts.response import OpenRecord
 
 ErrorType = Literal["PROVIDER_TIMEOUT", "PROVIDER_QUOTA_LIMIT", "PROVIDER_RATE_LIMIT",
                     "PROVIDER_PARTIAL_RESPONSE", "PROVIDER_AUTH_ERROR", "PROVIDER_ERROR",
                     "TEMPLATE_RENDER_ERROR", "VARIABLE_MISSING_OR_EMPTY", "UNKNOWN_ERROR"]
 
 
-class ContentBlock(_Open):
+class ContentBlock(OpenRecord):
     """A typed content block: text, thinking, code, image_url, media, output_media,
     server_tool_use, web_search_tool_result, code_execution_result, mcp_* calls, shell and
     apply-patch calls and outputs, ... (any other type is kept as it is)."""
@@ -23,18 +23,18 @@ class ContentBlock(_Open):
     thinking: str | None = None
 
 
-class FunctionCall(_Open):
+class FunctionCall(OpenRecord):
     name: str
     arguments: str
 
 
-class ToolCall(_Open):
+class ToolCall(OpenRecord):
     id: str
     type: Literal["function"] = "function"
     function: FunctionCall
 
 
-class ChatMessage(_Open):
+class ChatMessage(OpenRecord):
     role: Literal["system", "user", "assistant", "function", "tool", "placeholder", "developer"]
     content: list[ContentBlock] | None = Field(
         None, description="An array of content blocks; a plain string breaks the contract.")
@@ -43,17 +43,17 @@ class ChatMessage(_Open):
     tool_calls: list[ToolCall] | None = None
 
 
-class ChatPrompt(_Open):
+class ChatPrompt(OpenRecord):
     type: Literal["chat"] = "chat"
     messages: list[ChatMessage]
 
 
-class CompletionPrompt(_Open):
+class CompletionPrompt(OpenRecord):
     type: Literal["completion"] = "completion"
     content: list[ContentBlock]
 
 
-class LogRequest(_Open):
+class LogRequest(OpenRecord):
     """An LLM call logged with its span."""
 
     provider: str
@@ -76,23 +76,23 @@ class LogRequest(_Open):
     prompt_version_number: int | None = Field(None, gt=0)
 
 
-class SpanContext(_Open):
+class SpanContext(OpenRecord):
     trace_id: str
     span_id: str
     trace_state: str = ""
 
 
-class SpanStatus(_Open):
+class SpanStatus(OpenRecord):
     status_code: Literal["StatusCode.ERROR", "StatusCode.OK", "StatusCode.UNSET"]
     description: str | None = None
 
 
-class SpanResource(_Open):
+class SpanResource(OpenRecord):
     attributes: dict[str, Any]
     schema_url: str = ""
 
 
-class Span(_Open):
+class Span(OpenRecord):
     """One span: times are Unix nanoseconds."""
 
     name: str

@@ -8,69 +8,27 @@ Each also says what the source lacks, so a user knows which columns stay empty.
 One module per format, each an `Importer` (common.py): its name, a one-line description, how
 to recognize its documents and how to convert one; each module's docstring says how the
 format maps. `run.py` reads the sources, checks each against the format and writes the
-landing files all or nothing. To add a format: name and describe it in
-transforms/import_formats.py (what --help lists, without loading the importers), write its
-module, list its IMPORTER in KNOWN below (where documents are told apart), and add its golden
-fixture under tests/fixtures/importers/. IMPORTERS is made from those two lists.
+landing files all or nothing; `known.py` holds every importer (KNOWN, IMPORTERS) and
+`run_import`.
+
+This package is the registry of the formats: FORMATS below names and describes each, in the
+order --help lists them, and loads no importer, so that --help stays fast. To add a format:
+name and describe it in FORMATS, write its module, list its IMPORTER in known.KNOWN (where
+documents are told apart), and add its golden fixture under tests/fixtures/importers/.
+IMPORTERS is made from those two lists.
 """
 
-from pathlib import Path
-from typing import Any
-
-from transforms.errors import InputError
-from transforms.import_formats import FORMATS
-from transforms.importers import (
-    agentops,
-    inspect_log,
-    langfuse,
-    openhands,
-    otlp,
-    run,
-    swe_agent,
-    tau2,
-    tau_bench,
-)
-from transforms.importers.common import Importer, ImportResult, Recognized
-
-
-def _is_durable(doc: Any) -> bool:
-    return isinstance(doc, dict) and isinstance(doc.get("data"), dict) and \
-        "conversationHistory" in doc["data"]
-
-
-def _is_span_attributes(doc: Any) -> bool:
-    return isinstance(doc, dict) and bool(doc) and all(
-        isinstance(k, str) and k.startswith(("gen_ai.", "llm.", "ai.", "openinference."))
-        for k in doc if "." in k) and any("." in k for k in doc)
-
-
-DURABLE = Recognized("durable", _is_durable, "it is a durable agent state document: put it "
-                     "in the landing folder as *.durable.json, no import needed")
-SPAN_ATTRIBUTES = Recognized("span attributes", _is_span_attributes,
-                             "it holds one span's attributes without ids or times; runlake "
-                             "imports whole spans (traceId, spanId, times)")
-
-KNOWN: run.Known = (
-    tau_bench.IMPORTER, tau2.IMPORTER, swe_agent.IMPORTER, inspect_log.IMPORTER,
-    otlp.IMPORTER, openhands.IMPORTER, agentops.IMPORTER, DURABLE, SPAN_ATTRIBUTES,
-    langfuse.IMPORTER)
-"""Every importer, and the documents runlake knows but does not import, in the order
-documents are told apart in (a document may have more than one format's outline: the first
-that matches names it), for the error naming what a source looks like."""
-
-_BY_NAME = {i.name: i for i in KNOWN if isinstance(i, Importer)}
-IMPORTERS: dict[str, Importer] = {name: _BY_NAME[name] for name in FORMATS}
-"""The formats `runlake import` reads, by name, in the order --help lists them (FORMATS)."""
-
-
-def run_import(fmt: str, sources: list[Path], out: Path, agent: str | None = None,
-               model: str | None = None) -> list[ImportResult]:
-    """Convert every source file of format `fmt`, then write each one's
-    `out/<name>.<kind>.jsonl`: all of them, or none when a source cannot be converted (the
-    InputError names it and says that nothing was written)."""
-    if fmt not in IMPORTERS:
-        raise InputError(f"unknown format {fmt!r}; runlake imports: {', '.join(IMPORTERS)}")
-    return run.convert_all(IMPORTERS[fmt], KNOWN, sources, out, agent, model)
-
-
-__all__ = ["IMPORTERS", "KNOWN", "ImportResult", "Importer", "run_import"]
+FORMATS: dict[str, str] = {
+    "tau-bench": "tau-bench trajectories, a JSON array of {task_id, trial, reward, info, traj}",
+    "tau2": "tau2-bench results, {info, tasks, simulations}",
+    "inspect": "Inspect AI eval logs, .eval (zip) or .json {eval, samples}, or a folder of them",
+    "langfuse": "Langfuse trace exports, {trace, observations}",
+    "otlp": "OpenTelemetry spans in one JSON document (a collector export {resourceSpans}, an "
+            "array of spans, or one span)",
+    "agentops": "AgentOps trace exports, {trace, spans} with nested span_attributes",
+    "swe-agent": "SWE-agent trajectories (.traj), {trajectory, history, info, replay_config}",
+    "openhands": "OpenHands event lists, a JSON array of {source, action or observation} "
+                 "events",
+}
+"""The formats `runlake import` reads, by name in the order --help lists them, with what each
+source looks like in one line. Each importer takes its description from here."""

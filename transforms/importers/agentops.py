@@ -9,7 +9,7 @@ it (the agent's `role`).
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, unix_ns
 
 

@@ -30,7 +30,7 @@ def _member_name(name: str) -> str:
     return repr(name[:80] + ("..." if len(name) > 80 else ""))
 
 
-def _read_member(src: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes:
+def read_member(src: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes:
     """One member's bytes, inflated at most to `budget` (never beyond EVAL_MEMBER_LIMIT)."""
     name = _member_name(info.filename)
     limit = min(EVAL_MEMBER_LIMIT, budget)
@@ -90,7 +90,7 @@ def read_eval_log(src: Path, parse_constant: Callable[[str], Any] | None = None,
 
     def member_json(info: zipfile.ZipInfo) -> Any:
         nonlocal budget
-        data = _read_member(src, z, info, budget)
+        data = read_member(src, z, info, budget)
         budget -= len(data)
         try:
             return json.loads(data, parse_constant=parse_constant, parse_float=parse_float)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from transforms.errors import InputError
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, final, ms, parse_time, rfc3339
 
 

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, json_object, unix_ns
-from transforms.normalize.spans import ALIASES
+from transforms.normalize.span_fields import ALIASES
 
 
 def matches(doc: Any) -> bool:

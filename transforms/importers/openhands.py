@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, final, parse_time, safe_name, utc
 
 

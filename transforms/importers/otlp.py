@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines
-from transforms.normalize.spans import AGENT_KEYS
+from transforms.normalize.span_fields import AGENT_KEYS
 
 
 def _is_span(x: Any) -> bool:

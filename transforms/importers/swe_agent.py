@@ -10,7 +10,7 @@ patch resolves the issue is the SWE-bench harness's verdict, not the trajectory'
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import KEEP, Importer, Lines, final, json_object, ms, safe_name
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import KEEP, Importer, Lines, explained, final, ms, num, utc
 
 

@@ -9,7 +9,7 @@ r_outputs: the outputs missing from the replies). The file names no model or age
 from pathlib import Path
 from typing import Any
 
-from transforms.import_formats import FORMATS
+from transforms.importers import FORMATS
 from transforms.importers.common import Importer, Lines, explained, final, num
 
 

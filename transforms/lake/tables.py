@@ -58,6 +58,12 @@ def _remember(key: tuple[str, int, tuple[Any, ...]], dt: Any) -> Any:
     return shared
 
 
+def kept_versions(uri: str) -> list[int]:
+    """The versions of the table at `uri` this process keeps open to share, oldest first."""
+    with _AT_VERSION_LOCK:
+        return sorted(k[1] for k in _AT_VERSION if k[0] == uri)
+
+
 RECENT_COMMITS = 16
 """Manifest commits read first for the newest lake version: a lake's history grows by a commit
 a night, and on object storage each commit is a request."""

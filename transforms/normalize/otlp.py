@@ -17,7 +17,7 @@ flags:
   messages of `gen_ai.input.messages` / `gen_ai.output.messages` (parts text, tool_call,
   tool_call_response, reasoning), else OpenInference's flattened `llm.input_messages.N.*`.
 
-Older spellings go through one alias table (`spans.ALIASES`, which the span reader uses for
+Older spellings go through one alias table (`span_fields.ALIASES`, which the span reader uses for
 cached and reasoning tokens too). OTel's input token count includes cached
 tokens; `cached_input_tokens` is the part read from cache, never added to it.
 
@@ -44,13 +44,8 @@ from transforms.normalize.otlp_attributes import (
     nanos,
 )
 from transforms.normalize.scores import EVALUATION_EVENT, evaluation
-from transforms.normalize.spans import (
-    AGENT_KEYS,
-    RUN_ID_KEYS,
-    SpanNormalizer,
-    first_str,
-    ns_time,
-)
+from transforms.normalize.span_fields import AGENT_KEYS, RUN_ID_KEYS, first_str, ns_time
+from transforms.normalize.spans import SpanNormalizer
 from transforms.read.readers import describe
 
 NOT_OTLP = ("a JSON object that is neither an OTLP export record (resourceSpans) nor an OTLP "

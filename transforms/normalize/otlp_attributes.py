@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from transforms.normalize.columns import INT64_MAX
-from transforms.normalize.spans import ALIASES, attr_count
+from transforms.normalize.span_fields import ALIASES, attr_count
 from transforms.read import jsontext
 
 

@@ -1,6 +1,6 @@
 """Response JSONL records -> rows of runs, metadata_kv and flags (transcripts: transcript.py).
 
-One pass per record, appending row tuples that become Arrow tables per block: no object per
+One pass per record, adding rows by column name that become Arrow tables per block: no object per
 row survives the block. The rules are those docs/formats.md gives for response files, the
 columns those of docs/data-dictionary.md; each flag code is raised from here with a detail
 saying exactly what was found. Cross-line rules (run_id_duplicate) are derived in the
@@ -9,22 +9,23 @@ warehouse (sql/intermediate/int_derived_flags.sql).
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.registry import Registry
 from transforms.contracts.response import UNFINISHED
 from transforms.normalize.columns import INT64_MAX, MAX_RUNTIME_MS, ColumnBuffers
+from transforms.normalize.envelope import first_str, timestamp
+from transforms.normalize.envelope import outcome as outcome_of
+from transforms.normalize.scores import add_row as add_score
 from transforms.normalize.scores import outcome_scores
-from transforms.normalize.scores import row as score_row
 from transforms.normalize.transcript import DEEP, Pending, TranscriptNormalizer
 from transforms.read import jsontext
-from transforms.read.dates import date_prefix, in_utc
+from transforms.read.dates import date_prefix
 from transforms.read.readers import describe, json_type
 
 FINAL_RESPONSE_LIMIT = 50_000
-OUTCOME_STATUSES = frozenset({"passed", "failed", "error", "skipped"})
 BODY_KEYS = frozenset({"final_response", "messages", "message"})
 ENVELOPE_KEYS = frozenset({
     "run_id", "agent", "agent_id", "agent_name", "agent_version", "test_case_id", "case_id",
@@ -44,75 +45,6 @@ def derived_run_id(raw: bytes) -> str:
     return "derived-" + hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
-def _first_str(obj: dict[str, Any], keys: tuple[str, ...], bad: list[str]) -> str | None:
-    for k in keys:
-        v = obj.get(k)
-        if v is None:
-            continue
-        if type(v) is str:
-            if v:
-                return v
-            continue
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        bad.append(f"{k} is {describe(v)}, not a string")
-    return None
-
-
-def _timestamp(obj: dict[str, Any], key: str, bad: list[str]) -> datetime | None:
-    v = obj.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, str):
-        bad.append(f"{key} is {describe(v)}, not an RFC 3339 string")
-        return None
-    try:
-        ts = datetime.fromisoformat(v)
-    except ValueError:
-        bad.append(f"{key} {v[:40]!r} is not an RFC 3339 timestamp")
-        return None
-    naive = ts.tzinfo is None
-    utc = in_utc(ts.replace(tzinfo=UTC) if naive else ts, f"{key} {v[:40]!r}", bad)
-    if utc is not None and naive:
-        bad.append(f"{key} {v[:40]!r} has no UTC offset; read as UTC")
-    return utc
-
-
-PASSED_WORDS = {"true": True, "false": False, "yes": True, "no": False, "pass": True,
-                "fail": False, "passed": True, "failed": False, "1": True, "0": False}
-"""Text that unambiguously spells an outcome, as some harnesses write `passed` (any case)."""
-
-
-def _passed(value: Any, key: str, bad: list[str]) -> str | None:
-    """The status a `passed` field gives: JSON true or false; also, with a finding in `bad`,
-    the numbers 1 and 0 and the words of PASSED_WORDS; anything else gives no status (the run
-    is ungraded) and a finding naming the value. Never dropped silently."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "passed" if value else "failed"
-    word: bool | None = None
-    if isinstance(value, int) and value in (0, 1):
-        word = bool(value)
-    elif isinstance(value, str):
-        word = PASSED_WORDS.get(value.strip().lower())
-    shown = (repr(value[:40]) if isinstance(value, str)
-             else str(value)[:40] if isinstance(value, int | float) else describe(value))
-    if word is None:
-        bad.append(f"{key} {shown} is not a boolean; the run is ungraded")
-        return None
-    bad.append(f"{key} {shown} is not a boolean; read as {str(word).lower()}")
-    return "passed" if word else "failed"
-
-
-def _json_field(value: Any, what: str, bad: list[str]) -> str:
-    """A field kept as canonical JSON text; one nested too deep is flagged in `bad`."""
-    out, too_deep = jsontext.text(value, sort=True)
-    if too_deep:
-        bad.append(f"{what} is nested more than {jsontext.MAX_DEPTH} levels deep ({DEEP})")
-    return out
-
-
 class ResponseNormalizer:
     """Appends the rows of response records of one source file to column buffers."""
 
@@ -120,12 +52,11 @@ class ResponseNormalizer:
         self.source_file = source_file
         self.fallback_day = fallback_day
         self.days: set[date] = set()
-        rows = buffers.rows_of
-        self._runs = rows["runs"]
-        self._flags = rows["flags"]
+        self._add_run = buffers.adder("runs", source_file=source_file)
+        self._add_flag = buffers.adder("flags", source="response", source_file=source_file)
         self.transcript = TranscriptNormalizer(source_file, buffers)
-        self._kv = rows["metadata_kv"]
-        self._scores = rows["scores"]
+        self._add_kv = buffers.adder("metadata_kv", source_file=source_file)
+        self._add_score = buffers.adder("scores")
 
     def use_registry(self, registry: Registry | None) -> None:
         """Check every tool call of the runs against this tool registry."""
@@ -136,9 +67,11 @@ class ResponseNormalizer:
               message_index: int | None = None, call_index: int | None = None,
               tool_name: str | None = None, finding_key: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, None, message_index, call_index, tool_name,
-                            code, s.severity, s.category, detail, "response", finding_key,
-                            self.source_file, line))
+        self._add_flag(entity=s.entity, run_id=run_id, day=day, span_id=None,
+                       message_index=message_index, call_index=call_index,
+                       tool_name=tool_name, code=code, severity=s.severity,
+                       category=s.category, detail=detail, finding_key=finding_key,
+                       source_line=line)
 
     # -- one record -------------------------------------------------------------------------
     def add(self, line: int, raw: bytes, obj: dict[str, Any], shape: str | None = None,
@@ -179,12 +112,12 @@ class ResponseNormalizer:
             rid = derived_run_id(raw)
             pending.append(("run_id_missing", f"{why}; derived {rid} from the line's bytes",
                             None, None))
-        agent = _first_str(env, ("agent", "agent_id", "agent_name"), bad) or "unknown"
-        agent_version = _first_str(env, ("agent_version",), bad)
-        test_case_id = _first_str(env, ("test_case_id", "case_id", "scenario_id"), bad)
-        batch_id = _first_str(env, ("batch_id",), bad)
-        trace_id = _first_str(env, ("trace_id",), bad)
-        session_id = _first_str(env, ("session_id",), bad)
+        agent = first_str(env, ("agent", "agent_id", "agent_name"), bad) or "unknown"
+        agent_version = first_str(env, ("agent_version",), bad)
+        test_case_id = first_str(env, ("test_case_id", "case_id", "scenario_id"), bad)
+        batch_id = first_str(env, ("batch_id",), bad)
+        trace_id = first_str(env, ("trace_id",), bad)
+        session_id = first_str(env, ("session_id",), bad)
         turn_index = env.get("turn_index")
         if turn_index is not None and (isinstance(turn_index, bool)
                                        or not isinstance(turn_index, int)):
@@ -193,8 +126,8 @@ class ResponseNormalizer:
         elif turn_index is not None and not -INT64_MAX - 1 <= turn_index <= INT64_MAX:
             bad.append(f"turn_index {turn_index} is out of the 64-bit range")
             turn_index = None
-        started_at = _timestamp(env, "started_at", bad)
-        ended_at = _timestamp(env, "ended_at", bad)
+        started_at = timestamp(env, "started_at", bad)
+        ended_at = timestamp(env, "ended_at", bad)
 
         if started_at is not None:
             day = started_at.date()
@@ -205,13 +138,13 @@ class ResponseNormalizer:
             batch_id = day.isoformat()
 
         # outcome
-        status, score, judge_skipped, outcome_error, explanation = self._outcome(env, bad)
+        status, score, judge_skipped, outcome_error, explanation = outcome_of(env, bad)
         outcome = env.get("outcome")
         if isinstance(outcome, dict) and outcome.get("scores") is not None:
             problems: list[str] = []
             for i, named in enumerate(outcome_scores(outcome["scores"], problems)):
-                self._scores.append(score_row(named, rid, day, "response", None, None, i,
-                                              self.source_file, line))
+                add_score(self._add_score, named, rid, day, "response", None, None, i,
+                          self.source_file, line)
             pending.extend(("score_malformed", p[:500], None, None) for p in problems[:10])
 
         # contract mode
@@ -292,22 +225,28 @@ class ResponseNormalizer:
             resp.get("metadata"), rid, day, line, pending)
         if model is None:
             # Still None: the views take the run's LLM calls' model, else 'unknown'.
-            model = _first_str(env, ("model",), bad)
+            model = first_str(env, ("model",), bad)
         if bad:
             pending.append(("envelope_malformed", "; ".join(bad), None, None))
 
         for code, detail, mi, ci, *tool in pending:
             self._flag(code, rid, day, line, detail, mi, ci, *tool)
 
-        self._runs.append((
-            rid, day, agent, agent_version, model, test_case_id, batch_id, trace_id, session_id,
-            turn_index, session_done, started_at, ended_at, status_final, score, judge_skipped,
-            outcome_error, explanation,
-            "rich_strict" if strict else "lenient", "rich" if rich else "thin", fr_text,
-            fr_chars, truncated, n_messages, n_calls, n_thinking, in_tok, out_tok, runtime,
-            system_prompt_id,
-            "metadata" if in_tok is not None or out_tok is not None else "none",
-            shape, self.source_file, line))
+        self._add_run(
+            run_id=rid, day=day, agent=agent, agent_version=agent_version, model=model,
+            test_case_id=test_case_id, batch_id=batch_id, trace_id=trace_id,
+            session_id=session_id, turn_index=turn_index, session_done=session_done,
+            started_at=started_at, ended_at=ended_at, status=status_final, score=score,
+            judge_skipped=judge_skipped, outcome_error=outcome_error,
+            outcome_explanation=explanation,
+            contract_mode="rich_strict" if strict else "lenient",
+            trace_mode="rich" if rich else "thin", final_response=fr_text,
+            final_response_chars=fr_chars, final_response_truncated=truncated,
+            n_messages=n_messages, n_tool_calls=n_calls, n_thinking=n_thinking,
+            input_tokens=in_tok, output_tokens=out_tok, agent_runtime_ms=runtime,
+            system_prompt_id=system_prompt_id,
+            tokens_source="metadata" if in_tok is not None or out_tok is not None else "none",
+            record_shape=shape, source_line=line)
         return None
 
     @staticmethod
@@ -319,49 +258,6 @@ class ResponseNormalizer:
                             f"{what}; the run's outcome is {status}", None, None))
         else:
             pending.append((code, what, None, None))
-
-    @staticmethod
-    def _outcome(env: dict[str, Any], bad: list[str]
-                 ) -> tuple[str | None, float | None, bool | None, str | None, str | None]:
-        status = score = judge_skipped = error = explanation = None
-        out = env.get("outcome")
-        if isinstance(out, dict):
-            st = out.get("status")
-            if isinstance(st, str) and st in OUTCOME_STATUSES:
-                status = st
-            elif st is not None:
-                bad.append(f"outcome.status {str(st)[:40]!r} is not one of "
-                           "passed, failed, error, skipped")
-            if status is None:
-                status = _passed(out.get("passed"), "outcome.passed", bad)
-            sc = out.get("score")
-            if isinstance(sc, int | float) and not isinstance(sc, bool) and 0 <= sc <= 1:
-                score = float(sc)
-            elif sc is not None:
-                bad.append(f"outcome.score {str(sc)[:40]} is not a number in 0..1")
-            js = out.get("judge_skipped")
-            if isinstance(js, bool):
-                judge_skipped = js
-            elif js is not None:
-                bad.append(f"outcome.judge_skipped is {describe(js)}, not a boolean")
-            err = out.get("error")
-            if isinstance(err, str):
-                error = err
-            elif err is not None:
-                error = _json_field(err, "outcome.error", bad)
-            # The grader's reason, as free text like error: a structured one is kept as JSON.
-            why = out.get("explanation")
-            if why is None:
-                why = out.get("reason")
-            if isinstance(why, str):
-                explanation = why
-            elif why is not None:
-                explanation = _json_field(why, "outcome.explanation", bad)
-        elif out is not None:
-            bad.append(f"outcome is {describe(out)}, not an object")
-        if status is None:
-            status = _passed(env.get("passed"), "passed", bad)
-        return status, score, judge_skipped, error, explanation
 
     def _metadata(self, md: Any, rid: str, day: date, line: int,
                   pending: Pending
@@ -380,7 +276,8 @@ class ResponseNormalizer:
                 value, too_deep = jsontext.text(v)
                 if too_deep:
                     deep.append(f"metadata.{k[:60]}")
-                self._kv.append((rid, day, k, value, self.source_file, line))
+                self._add_kv(run_id=rid, day=day, key=k, value=value,
+                             source_line=line)
                 continue
             if v is None:
                 continue

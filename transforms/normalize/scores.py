@@ -17,6 +17,7 @@ import math
 from datetime import date
 from typing import Any, NamedTuple
 
+from transforms.normalize.columns import RowAdder
 from transforms.read import jsontext
 from transforms.read.readers import describe
 
@@ -131,8 +132,11 @@ def outcome_scores(scores: Any, problems: list[str]) -> list[Score]:
     return out
 
 
-def row(score: Score, run_id: str | None, day: date, source: str, trace_id: str | None,
-        span_id: str | None, index: int, source_file: str, line: int) -> tuple[Any, ...]:
-    """A scores row (transforms.contracts.schemas.SCORES)."""
-    return (run_id, day, score.name, score.value, score.label, score.explanation, source,
-            trace_id, span_id, score.response_id, index, source_file, line)
+def add_row(add: RowAdder, score: Score, run_id: str | None, day: date, source: str,
+            trace_id: str | None, span_id: str | None, index: int, source_file: str,
+            line: int) -> None:
+    """Add a scores row (transforms.contracts.schemas.SCORES) with the table's adder."""
+    add(run_id=run_id, day=day, name=score.name, value=score.value, label=score.label,
+        explanation=score.explanation, source=source, trace_id=trace_id, span_id=span_id,
+        response_id=score.response_id, score_index=index, source_file=source_file,
+        source_line=line)

@@ -7,18 +7,31 @@ its own are raised here; those that need other spans or the run (a missing paren
 runtime reconciliation) are derived in the warehouse views.
 """
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from transforms.contracts.flags import CATALOG
 from transforms.normalize.columns import (
-    INT64_MAX,
     MAX_CALL_PRICE_USD,
     ColumnBuffers,
     valid_price,
 )
 from transforms.normalize.scores import EVALUATION_EVENT, Score, evaluation
-from transforms.normalize.scores import row as score_row
+from transforms.normalize.scores import add_row as add_score
+from transforms.normalize.span_fields import (
+    AGENT_KEYS,
+    CACHED_KEYS,
+    REASONING_KEYS,
+    RUN_ID_KEYS,
+    attr_count,
+    count,
+    first_key,
+    first_str,
+    iso_time,
+    ns_time,
+    shown,
+    strip_prefix,
+)
 from transforms.normalize.transcript import (
     DEEP,
     ROLES,
@@ -27,10 +40,8 @@ from transforms.normalize.transcript import (
     message_key,
 )
 from transforms.read import jsontext
-from transforms.read.dates import in_utc
 from transforms.read.readers import describe
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ERROR_MESSAGE_LIMIT = 1024
 LLM_STATUSES = frozenset({"SUCCESS", "WARNING", "ERROR"})
 ALLOWED_STATUSES: dict[str, frozenset[str]] = {
@@ -46,63 +57,8 @@ ALLOWED_STATUSES: dict[str, frozenset[str]] = {
 }
 """The seed's table of which request statuses each error_type allows."""
 SPAN_ROLES = ROLES | {"developer", "function", "placeholder", "completion"}
-RUN_ID_KEYS = ("run_id", "pipelines.run_id")
-AGENT_KEYS = ("agent.name", "gen_ai.agent.name")
-# One alias table: each field and the attribute spellings seen in the wild, first match wins
-# (current OTel GenAI, then older GenAI, OpenInference `llm.*`, OpenLLMetry, Vercel AI SDK).
-ALIASES: dict[str, tuple[str, ...]] = {
-    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
-                 "ai.model.provider"),
-    "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
-              "ai.response.model", "ai.model.id"),
-    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-                     "llm.token_count.prompt", "llm.usage.prompt_tokens",
-                     "ai.usage.promptTokens", "ai.usage.inputTokens"),
-    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                      "llm.token_count.completion", "llm.usage.completion_tokens",
-                      "ai.usage.completionTokens", "ai.usage.outputTokens"),
-    "max_tokens": ("gen_ai.request.max_tokens", "llm.request.max_tokens"),
-    "finish_reasons": ("gen_ai.response.finish_reasons", "ai.response.finishReason"),
-    "input_messages": ("gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages"),
-    "output_messages": ("gen_ai.output.messages", "gen_ai.completion"),
-    "cached_input_tokens": ("gen_ai.usage.cache_read.input_tokens",
-                            "gen_ai.usage.cache_read_input_tokens",
-                            "gen_ai.usage.cached_input_tokens",
-                            "llm.token_count.prompt_details.cache_read",
-                            "ai.usage.cachedInputTokens"),
-    "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens",
-                         "gen_ai.usage.reasoning_tokens",
-                         "llm.token_count.completion_details.reasoning",
-                         "ai.usage.reasoningTokens"),
-}
-CACHED_KEYS = ALIASES["cached_input_tokens"]
-REASONING_KEYS = ALIASES["reasoning_tokens"]
 NOT_A_SPAN = ("a JSON object that is neither a Span (with a context) nor a CreateSpansBulk body "
               "(with a spans list)")
-
-
-def first_str(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    """The first of `keys` whose value in `d` is a non-empty string."""
-    for k in keys:
-        v = d.get(k)
-        if isinstance(v, str) and v:
-            return v
-    return None
-
-
-def _count(v: Any) -> int | None:
-    """A count that fits its BIGINT column, else None (the caller flags a present value)."""
-    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= INT64_MAX \
-        else None
-
-
-def attr_count(v: Any) -> int | None:
-    """A count from a span attribute, where SDKs also write numbers as decimal strings or
-    whole doubles (OTLP's doubleValue; the OTLP reader reads its integers with it too)."""
-    if (isinstance(v, str) and v.isascii() and v.isdigit()) or (
-            isinstance(v, float) and v.is_integer()):
-        v = int(v)
-    return _count(v)
 
 
 def _copied_later(spans: list[Any]) -> set[int]:
@@ -122,10 +78,6 @@ def _copied_later(spans: list[Any]) -> set[int]:
     return again
 
 
-def _strip(v: Any, prefix: str) -> str | None:
-    return v.removeprefix(prefix) if isinstance(v, str) else None
-
-
 class SpanNormalizer:
     """Appends the rows of span records of one source file to column buffers."""
 
@@ -133,10 +85,10 @@ class SpanNormalizer:
         self.source_file = source_file
         self.fallback_day = fallback_day
         self.days: set[date] = set()
-        self._spans = buffers.rows_of["spans"]
-        self._calls = buffers.rows_of["llm_calls"]
-        self._flags = buffers.rows_of["flags"]
-        self._scores = buffers.rows_of["scores"]
+        self._add_span = buffers.adder("spans", source_file=source_file)
+        self._add_call = buffers.adder("llm_calls", source_file=source_file)
+        self._add_flag = buffers.adder("flags", source="span", source_file=source_file)
+        self._add_score = buffers.adder("scores")
         self._score_line, self._score_index = 0, 0
         self.transcript = TranscriptNormalizer(source_file, buffers, source="span")
 
@@ -164,9 +116,11 @@ class SpanNormalizer:
               call_index: int | None = None, tool_name: str | None = None,
               finding_key: str | None = None) -> None:
         s = CATALOG[code]
-        self._flags.append((s.entity, run_id, day, span_id, message_index, call_index,
-                            tool_name, code, s.severity, s.category, detail, "span", finding_key,
-                            self.source_file, line))
+        self._add_flag(entity=s.entity, run_id=run_id, day=day, span_id=span_id,
+                       message_index=message_index, call_index=call_index,
+                       tool_name=tool_name, code=code, severity=s.severity,
+                       category=s.category, detail=detail, finding_key=finding_key,
+                       source_line=line)
 
     def _span(self, span: Any, index: int, line: int, copied_later: bool = False) -> None:
         """One span's rows. A span the same line holds again further on (`copied_later`) is
@@ -231,16 +185,22 @@ class SpanNormalizer:
         if bad and not copied_later:
             self._flag("span_malformed", run_id, day, line,
                        f"span {span_id}: " + "; ".join(bad), span_id)
-        self._spans.append((
-            trace_id, span_id, first_str(span, ("parent_id",)), run_id, day, agent,
-            span.get("name") if isinstance(span.get("name"), str) else None,
-            _strip(span.get("kind"), "SpanKind."), start, end, duration,
-            _strip(status.get("status_code"), "StatusCode."),
-            status.get("description") if isinstance(status.get("description"), str) else None,
-            service, attrs_text, res_text,
-            len(events) if isinstance(events, list) else 0, lr is not None,
-            first_str(attrs, ("gen_ai.operation.name",)), first_str(attrs, ("gen_ai.tool.name",)),
-            first_str(attrs, ("gen_ai.tool.call.id",)), index, self.source_file, line))
+        description = status.get("description")
+        self._add_span(
+            trace_id=trace_id, span_id=span_id, parent_id=first_str(span, ("parent_id",)),
+            run_id=run_id, day=day, agent=agent,
+            name=span.get("name") if isinstance(span.get("name"), str) else None,
+            kind=strip_prefix(span.get("kind"), "SpanKind."), start_time=start, end_time=end,
+            duration_ms=duration,
+            status_code=strip_prefix(status.get("status_code"), "StatusCode."),
+            status_description=description if isinstance(description, str) else None,
+            service_name=service, attributes=attrs_text, resource_attributes=res_text,
+            n_events=len(events) if isinstance(events, list) else 0,
+            has_log_request=lr is not None,
+            operation=first_str(attrs, ("gen_ai.operation.name",)),
+            tool_name=first_str(attrs, ("gen_ai.tool.name",)),
+            tool_call_id=first_str(attrs, ("gen_ai.tool.call.id",)), span_index=index,
+            source_line=line)
         if lr is not None and not copied_later:
             self._llm_call(lr, span_id, trace_id, run_id, day, agent, start, end, attrs, line)
         if isinstance(events, list) and events and not copied_later:
@@ -267,8 +227,8 @@ class SpanNormalizer:
         """A scores row of this file's line `line` (numbered in the order of the line)."""
         if line != self._score_line:
             self._score_line, self._score_index = line, 0
-        self._scores.append(score_row(found, run_id, day, source, trace_id, span_id,
-                                      self._score_index, self.source_file, line))
+        add_score(self._add_score, found, run_id, day, source, trace_id, span_id,
+                  self._score_index, self.source_file, line)
         self._score_index += 1
 
     def _llm_call(self, lr: dict[str, Any], span_id: str, trace_id: str, run_id: str | None,
@@ -276,16 +236,16 @@ class SpanNormalizer:
                   attrs: dict[str, Any], line: int) -> None:
         bad: list[str] = []
         flags: Pending = []
-        in_tok, out_tok = _count(lr.get("input_tokens")), _count(lr.get("output_tokens"))
+        in_tok, out_tok = count(lr.get("input_tokens")), count(lr.get("output_tokens"))
         for key, value in (("input_tokens", in_tok), ("output_tokens", out_tok),
-                           ("prompt_version_number", _count(lr.get("prompt_version_number")))):
+                           ("prompt_version_number", count(lr.get("prompt_version_number")))):
             if value is None and lr.get(key) is not None:
-                bad.append(f"log_request.{key} is {_shown(lr[key])}")
-        cached_key, reasoning_key = _first_key(attrs, CACHED_KEYS), _first_key(attrs,
+                bad.append(f"log_request.{key} is {shown(lr[key])}")
+        cached_key, reasoning_key = first_key(attrs, CACHED_KEYS), first_key(attrs,
                                                                                REASONING_KEYS)
         for attr in (cached_key, reasoning_key):
             if attr is not None and attrs[attr] is not None and attr_count(attrs[attr]) is None:
-                bad.append(f"attribute {attr} is {_shown(attrs[attr])}, not a token count")
+                bad.append(f"attribute {attr} is {shown(attrs[attr])}, not a token count")
         status = lr.get("status", "SUCCESS")
         if not isinstance(status, str) or status not in LLM_STATUSES:
             bad.append(f"log_request.status {str(status)[:30]!r} is not SUCCESS, WARNING or "
@@ -294,15 +254,15 @@ class SpanNormalizer:
         error_type = lr.get("error_type") if isinstance(lr.get("error_type"), str) else None
         error_message = lr.get("error_message")
         error_message = error_message if isinstance(error_message, str) else None
-        req_start = _iso_time(lr.get("request_start_time"), "request_start_time", bad) or start
-        req_end = _iso_time(lr.get("request_end_time"), "request_end_time", bad) or end
+        req_start = iso_time(lr.get("request_start_time"), "request_start_time", bad) or start
+        req_end = iso_time(lr.get("request_end_time"), "request_end_time", bad) or end
         latency = ((req_end - req_start) / timedelta(milliseconds=1)
                    if req_start is not None and req_end is not None else None)
         raw_params = lr.get("parameters")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        max_tokens = _count(params.get("max_tokens")) or _count(params.get("max_output_tokens"))
+        max_tokens = count(params.get("max_tokens")) or count(params.get("max_output_tokens"))
         for key in ("max_tokens", "max_output_tokens"):
-            if params.get(key) is not None and _count(params[key]) is None:
+            if params.get(key) is not None and count(params[key]) is None:
                 bad.append(f"log_request.parameters.{key} {str(params[key])[:30]!r} is not "
                            "a token count")
         price = valid_price(lr.get("price"))
@@ -345,17 +305,21 @@ class SpanNormalizer:
         for code, detail, mi, ci, *tool in flags:
             self._flag(code, run_id, day, line, f"span {span_id}: {detail}", span_id, mi, ci,
                        *tool)
-        self._calls.append((
-            span_id, trace_id, run_id, day, agent,
-            lr.get("provider") if isinstance(lr.get("provider"), str) else None,
-            lr.get("model") if isinstance(lr.get("model"), str) else None,
-            in_tok, out_tok, attr_count(attrs[cached_key]) if cached_key else None,
-            attr_count(attrs[reasoning_key]) if reasoning_key else None, price, status,
-            error_type, error_message,
-            len(error_message) if error_message is not None else None, req_start, req_end,
-            latency, max_tokens,
-            lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
-            _count(lr.get("prompt_version_number")), n_in, n_out, self.source_file, line))
+        self._add_call(
+            span_id=span_id, trace_id=trace_id, run_id=run_id, day=day, agent=agent,
+            provider=lr.get("provider") if isinstance(lr.get("provider"), str) else None,
+            model=lr.get("model") if isinstance(lr.get("model"), str) else None,
+            input_tokens=in_tok, output_tokens=out_tok,
+            cached_input_tokens=attr_count(attrs[cached_key]) if cached_key else None,
+            reasoning_tokens=attr_count(attrs[reasoning_key]) if reasoning_key else None,
+            price=price, status=status, error_type=error_type, error_message=error_message,
+            error_message_chars=len(error_message) if error_message is not None else None,
+            request_start_time=req_start, request_end_time=req_end, latency_ms=latency,
+            max_tokens=max_tokens,
+            prompt_name=lr.get("prompt_name") if isinstance(lr.get("prompt_name"), str) else None,
+            prompt_version_number=count(lr.get("prompt_version_number")),
+            n_input_messages=n_in, n_output_messages=n_out,
+            source_line=line)
 
     def _prompt(self, prompt: Any, direction: str, first: int, span_id: str,
                 run_id: str | None, day: date, line: int, flags: Pending, bad: list[str]) -> int:
@@ -388,55 +352,3 @@ class SpanNormalizer:
             elif code != "messages_missing":  # findings about single calls keep their codes
                 flags.append((code, f"{direction}: {detail}", *where))
         return n
-
-
-def _first_key(d: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    """The first of `keys` that `d` holds (with any value, null too)."""
-    for k in keys:
-        if k in d:
-            return k
-    return None
-
-
-def _shown(v: Any) -> str:
-    """A value in a flag's detail: its JSON, cut, and why a whole number is no count."""
-    text = jsontext.dumps(v)
-    if isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX:
-        return f"{text[:40]} (out of the 64-bit range)"
-    return text[:30]
-
-
-def ns_time(v: Any, key: str, bad: list[str]) -> datetime | None:
-    if isinstance(v, int) and not isinstance(v, bool):
-        what = f"{key} {str(v)[:40]}"
-        try:
-            return in_utc(EPOCH + timedelta(microseconds=v // 1000), what, bad)
-        except OverflowError:
-            bad.append(f"{what} is out of range")
-            return None
-    if v is not None:
-        bad.append(f"{key} is {describe(v)}, not Unix nanoseconds")
-    else:
-        bad.append(f"{key} is missing")
-    return None
-
-
-def _iso_time(v: Any, key: str, bad: list[str]) -> datetime | None:
-    if v is None:
-        return None
-    what = f"log_request.{key} {str(v)[:40]!r}"
-    if isinstance(v, str):
-        try:
-            ts = datetime.fromisoformat(v)
-        except ValueError:
-            pass
-        else:
-            return in_utc(ts if ts.tzinfo else ts.replace(tzinfo=UTC), what, bad)
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        try:
-            return in_utc(EPOCH + timedelta(seconds=v), what, bad)
-        except OverflowError:
-            bad.append(f"{what} is out of range")
-            return None
-    bad.append(f"{what} is not a date-time")
-    return None

@@ -3,8 +3,9 @@
 Owns the rules for one OpenAI-style `messages` list (docs/formats.md):
 roles, string/parts/null content, thinking blocks, both tool-call shapes with object or string
 arguments, and the linking of each call to the tool message that answers it. Rows are appended
-as tuples in the column order of transforms.contracts.schemas; flags go to the caller's
-`pending` list.
+as tuples in the orders MESSAGE_COLUMNS, THINKING_COLUMNS and TOOL_CALL_COLUMNS declare by
+name, checked against the schema when this module is imported (a keyword call per message
+would slow the ingest: transforms.normalize.columns); flags go to the caller's `pending` list.
 """
 
 from datetime import date
@@ -14,18 +15,30 @@ from typing import Any
 import orjson
 
 from transforms.contracts.registry import Registry, Tool
-from transforms.contracts.schemas import TOOL_CALLS
-from transforms.normalize.columns import ColumnBuffers
+from transforms.normalize.columns import ColumnBuffers, in_schema_order
 from transforms.read import jsontext
 from transforms.read.readers import describe, json_type
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 _MISSING: Any = object()
-_TC = TOOL_CALLS.names
+MESSAGE_COLUMNS = in_schema_order("messages", (
+    "run_id", "day", "message_index", "role", "content_kind", "text", "chars", "part_types",
+    "other_parts", "n_tool_calls", "tool_call_id", "name", "n_thinking", "source", "span_id",
+    "direction", "source_file", "source_line"))
+"""The order of a messages row's tuple."""
+THINKING_COLUMNS = in_schema_order("thinking", (
+    "run_id", "day", "message_index", "block_index", "text", "chars", "span_id", "source_file",
+    "source_line"))
+"""The order of a thinking row's tuple."""
+TOOL_CALL_COLUMNS = in_schema_order("tool_calls", (
+    "run_id", "day", "message_index", "call_index", "call_id", "tool_name", "arguments",
+    "arguments_raw", "arguments_valid", "arguments_chars", "call_shape", "result_message_index",
+    "result_chars", "source", "span_id", "source_file", "source_line"))
+"""The order of a tool_calls row (a list until its result is found, then a tuple)."""
 _MESSAGE_INDEX, _CALL_INDEX, _CALL_ID, _TOOL_NAME, _RESULT_INDEX, _RESULT_CHARS = (
-    _TC.index(c) for c in ("message_index", "call_index", "call_id", "tool_name",
-                           "result_message_index", "result_chars"))
+    TOOL_CALL_COLUMNS.index(c) for c in ("message_index", "call_index", "call_id",
+                                         "tool_name", "result_message_index", "result_chars"))
 DEEP = "kept whole as JSON text"
 """What becomes of a value nested deeper than orjson writes (jsontext.MAX_DEPTH), in flags."""
 
@@ -185,6 +198,7 @@ class TranscriptNormalizer:
             elif th is not None:
                 broken.append(f"entry {i} thinking is {describe(th)}")
             for bi, bt in enumerate(thoughts):
+                # THINKING_COLUMNS
                 add_thinking((rid, day, i, bi, bt, len(bt), span_id, src, line))
             n_th = len(thoughts)
             n_thinking += n_th
@@ -228,6 +242,7 @@ class TranscriptNormalizer:
                             call[_RESULT_CHARS] = chars
                             break
             name = m.get("name")
+            # MESSAGE_COLUMNS
             add_message((rid, day, i, role, kind, text, chars, ptypes, other, n_tc, tcid,
                          name if isinstance(name, str) else None, n_th, source, span_id,
                          direction, src, line))
@@ -319,8 +334,8 @@ class TranscriptNormalizer:
             for code, detail in self.registry.check(self.tools, name, value, valid):
                 pending.append((code, f"message {mi}, call {ci}: {detail}", mi, ci, name,
                                 call_key(*identity)))
-        # The row of tool_calls, with what its finding key is made of last (taken off before
-        # storing).
+        # The row of tool_calls in TOOL_CALL_COLUMNS' order, with what its finding key is made
+        # of last (taken off before storing).
         return [rid, day, mi, ci, call_id, name, arguments, raw_args, valid,
                 len(arguments) if arguments is not None else None, shape, None, None,
                 self.source, self.span_id, self.source_file, line, identity]

@@ -10,8 +10,9 @@ from typing import Any
 
 from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import TABLES
+from transforms.kinds import INPUT_FORMATS
 from transforms.normalize.columns import ColumnBuffers
-from transforms.normalize.worker import NORMALIZERS, records, tripped
+from transforms.normalize.worker import records, tripped
 from transforms.read.readers import BlockReader, InputFile
 
 MAX_PROBLEMS = 5
@@ -67,7 +68,8 @@ def _by_reader(kind: str, source_file: str, line_no: int, line: bytes,
     contract findings (warnings and errors) as `code: detail`."""
     buffers = ColumnBuffers()
     try:
-        reason = NORMALIZERS[kind](source_file, date.today(), buffers).add(line_no, line, obj)
+        norm = INPUT_FORMATS[kind].normalizer(source_file, date.today(), buffers)
+        reason = norm.add(line_no, line, obj)
     except Exception as e:  # noqa: BLE001 - as the ingest does: the line, never a traceback
         reason = tripped(e)
     if reason is not None:

@@ -21,24 +21,17 @@ import pyarrow.parquet as pq
 
 from transforms.contracts.registry import Registry
 from transforms.contracts.schemas import LINKED, MANIFEST, PARTITION, TABLES
+from transforms.kinds import INPUT_FORMATS
 from transforms.normalize.columns import ColumnBuffers
-from transforms.normalize.durable import DurableNormalizer
-from transforms.normalize.otlp import OtlpNormalizer
-from transforms.normalize.responses import ResponseNormalizer
-from transforms.normalize.spans import SpanNormalizer
 from transforms.read import ranges
 from transforms.read.readers import Block, parse_line, split_block
 
-NORMALIZERS: dict[str, type[ResponseNormalizer] | type[SpanNormalizer] |
-                  type[DurableNormalizer] | type[OtlpNormalizer]] = {
-    "responses": ResponseNormalizer,
-    "spans": SpanNormalizer,
-    "durable": DurableNormalizer,
-    "otlp": OtlpNormalizer,
-}
-"""The normalizer of each readable kind."""
-
 _REGISTRIES: dict[str, Registry] = {}
+
+for _fmt in INPUT_FORMATS.values():
+    # Every kind's normalizer, imported with this module: once in the fork server (which
+    # preloads it), not again in each worker it forks.
+    _fmt.load()
 
 
 @dataclass
@@ -84,12 +77,14 @@ def process_batch(tasks: list[BlockTask], out: "StagedParts | None" = None
     the lake need not compact. The counts of each block."""
     # The rows are tuples without cycles: with the cyclic collector on, building the Arrow
     # columns rescans millions of them (a third of the time of to_arrow).
-    with _without_cyclic_gc():
+    with without_cyclic_gc():
         return _process_batch(tasks, out)
 
 
 @contextmanager
-def _without_cyclic_gc() -> Iterator[None]:
+def without_cyclic_gc() -> Iterator[None]:
+    """Turn Python's cyclic garbage collector off for the block, and back on after it when it
+    was on: rows and records hold no cycles, and rescanning them costs a third of the time."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -226,7 +221,7 @@ def normalize_block(task: BlockTask, spill: Callable[[ColumnBuffers], None] | No
     are handed to it (and let go) whenever MAX_BUFFERED_ROWS are held, between two lines; the
     buffers returned hold the rest."""
     # The records are trees without cycles: the cyclic collector would only rescan them.
-    with _without_cyclic_gc():
+    with without_cyclic_gc():
         return _normalize_block(task, spill)
 
 
@@ -241,10 +236,11 @@ def _normalize_block(task: BlockTask, spill: Callable[[ColumnBuffers], None] | N
             return BlockResult(error=got.error), buffers
         block, pieces = got.block, got.pieces
     assert block is not None
-    norm = NORMALIZERS[task.kind](task.source_file, task.file_day, buffers)
-    if task.registry is not None and isinstance(norm, ResponseNormalizer | DurableNormalizer):
-        # One registry object per process, so its compiled validators serve every block.
-        norm.use_registry(_REGISTRIES.setdefault(task.registry.sha256, task.registry))
+    fmt = INPUT_FORMATS[task.kind]
+    # One registry object per process, so its compiled validators serve every block.
+    reg = _REGISTRIES.setdefault(task.registry.sha256, task.registry) \
+        if task.registry is not None and fmt.checks_tools else None
+    norm = fmt.normalizer(task.source_file, task.file_day, buffers, reg)
     res = BlockResult(pieces=pieces)
     tables = list(buffers.rows_of.values())
     for line_no, offset, line, obj, code, message in records(block):

@@ -15,10 +15,11 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, get_args
+from typing import IO, Any, Literal
 
 import orjson
 
+from transforms import kinds
 from transforms.read import jsontext, remote
 from transforms.read.streams import (
     READ_BYTES,
@@ -29,25 +30,16 @@ from transforms.read.streams import (
     stream_errors,
 )
 
-Kind = Literal["responses", "spans", "otlp", "durable"]
-"""How a file is read (docs/formats.md): response JSONL, span JSONL, OTLP/JSON lines, durable
-agent state documents."""
-KINDS: tuple[str, ...] = get_args(Kind)
-READABLE_KINDS: tuple[str, ...] = ("responses", "spans", "durable", "otlp")
-"""Kinds this version of runlake normalizes (those transforms.normalize.worker.NORMALIZERS
-has a normalizer for; a test holds them together); other kinds are reported, never silently
-skipped."""
+KINDS: tuple[str, ...] = kinds.KINDS
+"""How a file is read (docs/formats.md): the input kinds of transforms.kinds, each one module
+there (its suffixes, its reader, its normalizer)."""
+READABLE_KINDS: tuple[str, ...] = KINDS
+"""Kinds this version of runlake normalizes: every kind of transforms.kinds has a normalizer.
+A file of no kind (or one runlake does not read) is reported, never silently skipped."""
 
 BOM = b"\xef\xbb\xbf"
 DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024
 
-_SUFFIX_KIND = {
-    ".responses.jsonl": "responses",
-    ".spans.jsonl": "spans",
-    ".otlp.jsonl": "otlp",
-    ".durable.json": "durable",
-    ".durable.jsonl": "durable",
-}
 _COMPRESSION = {".gz": "gzip", ".zst": "zstd"}
 
 QuarantineCode = Literal["invalid_utf8", "nul_byte", "invalid_json", "not_an_object",
@@ -69,12 +61,15 @@ class InputFile:
 
     @property
     def whole_document(self) -> bool:
-        """A durable state file named *.json (not *.jsonl): the whole file is one record,
-        pretty-printed or not, counted as line 1."""
+        """The file is one record, pretty-printed or not, counted as line 1: its kind's reader
+        says so of its name (a durable state file named *.json, not *.jsonl)."""
+        fmt = kinds.INPUT_FORMATS.get(self.kind) if self.kind is not None else None
+        if fmt is None or not fmt.document_endings:
+            return False
         name = self.path.name.lower()
         for ext in _COMPRESSION:
             name = name.removesuffix(ext)
-        return self.kind == "durable" and name.endswith(".json")
+        return name.endswith(fmt.document_endings)
 
 
 def compression_of(path: Path) -> str:
@@ -87,9 +82,9 @@ def kind_of(path: Path) -> str | None:
     name = path.name.lower()
     if compression_of(path) != "none":
         name = name[: -len(path.suffix)]
-    for suffix, kind in _SUFFIX_KIND.items():
-        if name.endswith(suffix):
-            return kind
+    kind = kinds.kind_by_suffix(name)
+    if kind is not None:
+        return kind
     if not (name.endswith(".jsonl") or name.endswith(".json")):
         return None
     for parent in path.parents:

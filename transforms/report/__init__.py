@@ -10,13 +10,17 @@ loads nothing from the network.
 - `charts`: the charts' geometry (the SVG itself is drawn in the templates);
 - `page`: the page rendered from `transforms/templates/report/` by Jinja2 with autoescaping on,
   so every string that came from a trace is written as text;
-- `summary`: what the page says, for the CLI and Dagster; `fmt`: figures and text.
+- `summary`: what the page says, for the CLI and Dagster;
+- `nightly`: the verdict; `nightly_ci`: the verdict for CI; `webhook`: the alert.
+
+Figures and text, the rows read and the CI formats come from transforms.verdict, which
+`runlake compare` shares.
 """
 
-from transforms.report.fmt import esc
 from transforms.report.page import MAX_MESSAGE_CHARS, render, write_report
 from transforms.report.queries import MAX_FLIPS, ReportData
 from transforms.report.summary import ReportSummary
+from transforms.verdict.formatting import esc
 
 __all__ = ["MAX_FLIPS", "MAX_MESSAGE_CHARS", "ReportData", "ReportSummary", "esc", "render",
            "write_report"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from transforms.report.fmt import num, pct
+from transforms.verdict.formatting import num, pct
 
 PALETTE = ["#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2", "#65a30d",
            "#dc2626", "#4b5563", "#9333ea"]

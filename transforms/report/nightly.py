@@ -20,123 +20,22 @@ every run that crashed on the day, significant or not. A pair whose night could 
 drop of half its pass rate (`insufficient_evidence`) is said to be so, never "no change".
 """
 
-import json
-import re
-import unicodedata
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 import duckdb
 
-from transforms.errors import RunlakeError
-from transforms.report.fmt import pct
-from transforms.warehouse.sqlfiles import constant
-
-SIGNIFICANCE_LEVEL = constant("significance_level")
-WARNING_LEVEL = constant("warning_level")
-"""The two p-value levels, as sql/macros sets them (the views use the macros themselves)."""
-
-REASONS = ("error_rate", "missing", "pass_rate", "scores")
-"""In the order the first screen shows them: a pair that crashed or did not run is worse news
-than one that runs and fails more often."""
-
-REASON_WORDS = {"error_rate": "crashed", "missing": "missing", "pass_rate": "pass rate",
-                "scores": "score drop"}
-
-MOST_CHANGES = 3
-"""What-changed rows a summary line names under a pair (the page shows more)."""
-
-EXIT_REGRESSED = 3
-"""`runlake report --fail-on-regression` exits with this code when anything regressed (1 is
-an error of runlake itself, 2 a bad argument or input)."""
-
-WEBHOOK_TIMEOUT_S = 10.0
-
-CHANGE_ORDER = ("n_pass_to_fail DESC, n_flipped_cases DESC, n_cases DESC, field, "
-                "before NULLS FIRST, after NULLS FIRST")
-"""The order of what_changed rows: the change most failing cases show first."""
-
-
-class NotifyError(RunlakeError):
-    """The webhook could not be reached or refused the summary."""
-
-
-def rows(con: duckdb.DuckDBPyConnection, sql: str,
-         params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    """A query's rows as dicts keyed by column name."""
-    cur = con.execute(sql, list(params))
-    names = [d[0] for d in cur.description or []]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
-@dataclass
-class VerdictRow:
-    """A row of compare_groups' verdict columns, as `regressions(day, n)` (a PairChange) and
-    `runlake compare` (a compare.Group) both read it."""
-
-    row: dict[str, Any]
-    scores: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
-    """The group's compare_scores rows (candidate_mean the latest side's mean)."""
-    changes: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
-    """The group's compare_what_changed rows, the ones most of its pass -> fail cases show
-    first."""
-
-    @property
-    def regressed_scores(self) -> list[dict[str, Any]]:
-        return [s for s in self.scores if s["verdict"] == "regressed"]
-
-    def score_text(self, s: dict[str, Any]) -> str:
-        """One score's change in plain words: `helpfulness 0.72 -> 0.66 on 40 cases
-        (Wilcoxon p = 0.0001, q = 0.0003)`."""
-        n = s["n_cases"]
-        return (f"{s['score_name']} {score_mean(s['baseline_mean'])} -> "
-                f"{score_mean(s['candidate_mean'])} on {n} case{'' if n == 1 else 's'} (Wilcoxon "
-                f"p = {_p(s['p_value'])}, q = {_p(s['q_value'])})")
-
-    def change_text(self, c: dict[str, Any]) -> str:
-        """One change in plain words: `system_prompt_id sp-17 -> sp-18 in 8 of 8 failing
-        cases, 40 cases` (failing: the group's pass -> fail cases)."""
-        failing = int(self.row.get("n_pass_to_fail") or 0)
-        n = c["n_cases"]
-        where = (f"in {c['n_pass_to_fail']} of {failing} failing case"
-                 f"{'' if failing == 1 else 's'}, {n} case{'' if n == 1 else 's'}" if failing
-                 else f"in {n} case{'' if n == 1 else 's'}")
-        return f"{c['field']} {_value(c['before'])} -> {_value(c['after'])} {where}"
-
-    def changes_line(self, most: int = MOST_CHANGES) -> str | None:
-        """`what changed: a; b; c (and N more)`, or None when nothing changed."""
-        if not self.changes:
-            return None
-        more = len(self.changes) - most
-        return ("what changed: " + "; ".join(self.change_text(c) for c in self.changes[:most])
-                + (f" (and {more} more)" if more > 0 else ""))
-
-    def json_scores(self) -> list[dict[str, Any]]:
-        return [{"name": s["score_name"], **{k: _jsonable(s[k]) for k in (
-            "n_cases", "baseline_mean", "candidate_mean", "p_value", "q_value", "verdict")}}
-            for s in self.scores]
-
-    def json_changes(self) -> list[dict[str, Any]]:
-        return [{k: _jsonable(c[k]) for k in (
-            "field", "before", "after", "n_cases", "n_flipped_cases", "n_pass_to_fail")}
-            for c in self.changes]
-
-    @property
-    def reasons(self) -> list[str]:
-        return list(self.row["reasons"] or [])
-
-    @property
-    def regressed(self) -> bool:
-        return bool(self.row["regressed"])
-
-    @property
-    def verdict(self) -> str:
-        """regressed, improved, no_change or insufficient_evidence (the view's verdict)."""
-        return str(self.row["verdict"])
+from transforms.report.webhook import chat_safe, chat_safe_values
+from transforms.verdict.formatting import first_line, jsonable, p_short, pct
+from transforms.verdict.reading import rows
+from transforms.verdict.verdict_row import (
+    CHANGE_ORDER,
+    REASON_WORDS,
+    REASONS,
+    VerdictRow,
+    warning_level,
+)
 
 
 @dataclass
@@ -172,15 +71,15 @@ class PairChange(VerdictRow):
         if "error_rate" in self.reasons:
             parts.append(f"crashed: error rate {pct(r['error_rate_baseline'])} -> "
                          f"{pct(r['error_rate_latest'])} of runs ({r['latest_n_errors']} of "
-                         f"{r['runs_latest']}; p = {_p(r['error_p_value'])})")
+                         f"{r['runs_latest']}; p = {p_short(r['error_p_value'])})")
         if "missing" in self.reasons:
             parts.append(f"missing: no run on {r['latest_day']} ({r['runs_baseline']} runs in "
                          "the baseline)")
         if "pass_rate" in self.reasons:
-            on = (f"on the same {r['n_strata']} test cases p = {_p(r['cmh_p_value'])}"
-                  if r["cmh_p_value"] is not None else f"p = {_p(r['pass_rate_p_value'])}")
+            on = (f"on the same {r['n_strata']} test cases p = {p_short(r['cmh_p_value'])}"
+                  if r["cmh_p_value"] is not None else f"p = {p_short(r['pass_rate_p_value'])}")
             parts.append(f"pass rate {pct(r['baseline_pass_rate'])} -> "
-                         f"{pct(r['latest_pass_rate'])} ({on}, q = {_p(r['q_value'])})")
+                         f"{pct(r['latest_pass_rate'])} ({on}, q = {p_short(r['q_value'])})")
         if "scores" in self.reasons:
             parts.append("scores fell: " + ", ".join(self.score_text(s)
                                                      for s in self.regressed_scores))
@@ -223,7 +122,7 @@ class Verdict:
         """Pairs whose pass rate fell with a q-value below warning_level() but not below
         significance_level(): worth a warning, not a regression."""
         return [p for p in self.pairs if "pass_rate" not in p.reasons
-                and p.row["q_value"] is not None and p.row["q_value"] < WARNING_LEVEL
+                and p.row["q_value"] is not None and p.row["q_value"] < warning_level()
                 and (p.row["latest_pass_rate"] or 0) < (p.row["baseline_pass_rate"] or 0)]
 
     @property
@@ -303,7 +202,7 @@ class Verdict:
             "report": report,
             **chat_safe_values({"regressed": [{
                 "agent": p.agent, "model": p.model, "reasons": p.reasons,
-                **{k: _jsonable(p.row[k]) for k in (
+                **{k: jsonable(p.row[k]) for k in (
                     "runs_baseline", "runs_latest", "error_rate_baseline", "error_rate_latest",
                     "error_p_value", "baseline_pass_rate", "latest_pass_rate", "p_value",
                     "n_strata", "cmh_p_value", "q_value", "mde", "verdict")},
@@ -323,69 +222,6 @@ class Verdict:
         }
 
 
-_BREAKS = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]")
-_MENTION = re.compile(r"(?<!\w)@")
-_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")
-"""Control characters (ESC, BEL...), format characters (bidi overrides and isolates, zero
-widths, the byte-order mark), surrogates, private-use characters and line separators."""
-
-
-def chat_safe(text: str) -> str:
-    """Trace text as a chat tool shows it as plain text, never as markup: line breaks and tabs
-    as spaces; control, bidi, zero-width and private characters removed; `&`, `<` and `>` as
-    Slack's `&amp;`, `&lt;` and `&gt;` (so `<!channel>` and `<https://…|label>` are text, not a
-    mention or a link); `](` as `] (` (no Markdown link `[label](url)` where Markdown is read);
-    an `@` that starts a word as the fullwidth `＠` (no `@here` or `@channel` mention in
-    Mattermost and other tools that read the bare word)."""
-    text = _BREAKS.sub(" ", text)
-    text = "".join(c for c in text if unicodedata.category(c) not in _HIDDEN)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("](", "] (")  # no Markdown link: `[label](url)` needs them together
-    return _MENTION.sub("\uff20", text)
-
-
-def chat_safe_values(value: Any) -> Any:
-    """Every string in a JSON value through `chat_safe` (numbers, booleans, null kept)."""
-    if isinstance(value, str):
-        return chat_safe(value)
-    if isinstance(value, dict):
-        return {k: chat_safe_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [chat_safe_values(v) for v in value]
-    return value
-
-
-def first_line(text: str | None, limit: int = 200) -> str:
-    """The first non-blank line of an error text, cut at `limit` characters."""
-    for line in (text or "").splitlines():
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= limit else line[:limit - 1] + "…"
-    return ""
-
-
-def _jsonable(v: Any) -> Any:
-    return float(v) if isinstance(v, float) else v
-
-
-
-def score_mean(v: float | None) -> str:
-    """A score's mean as lines and the page show it: three significant digits."""
-    return "–" if v is None else f"{v:.3g}"
-
-
-def _value(v: Any) -> str:
-    """A what-changed value as a line shows it: `(none)` for a missing one, else its first
-    line, cut short when long (first_line)."""
-    return "(none)" if v is None else first_line(str(v), 60)
-
-
-def _p(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.1e}" if v < 0.0001 else f"{v:.2g}"
-
-
 def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
     """The verdict for `latest` against the `baseline_days` days before it. On a warehouse
     file it is computed once per process for the lake version the file was built for (the
@@ -396,7 +232,7 @@ def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Ve
     key = None if built is None else (*built, latest, baseline_days)
     if key is not None and key in _VERDICTS:
         return _VERDICTS[key]
-    verdict = _read(con, latest, baseline_days)
+    verdict = read_uncached(con, latest, baseline_days)
     if key is not None:
         _VERDICTS.clear()  # the newest only
         _VERDICTS[key] = verdict
@@ -406,7 +242,10 @@ def read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Ve
 _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 
 
-def _read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> Verdict:
+def read_uncached(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int
+                  ) -> Verdict:
+    """The verdict for `latest` against the `baseline_days` days before it, read afresh (what
+    `read` caches)."""
     params = [latest, baseline_days]
     # The window and the baseline days that have runs, in one query.
     window = rows(con, "SELECT w.*, (SELECT list(DISTINCT day ORDER BY day) FROM runs "
@@ -436,22 +275,3 @@ def _read(con: duckdb.DuckDBPyConnection, latest: date, baseline_days: int) -> V
     run_days = list(window["run_days"] or [])
     return Verdict(latest, window["baseline_start"], window["baseline_end"], pairs, missing,
                    crashed, run_days)
-
-
-def notify(verdict: Verdict, url: str, report: str | None = None) -> None:
-    """POST the verdict's JSON summary to `url` (http or https). Raises NotifyError."""
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("http", "https"):
-        raise NotifyError(f"the webhook URL must start with http:// or https://, not {scheme!r}")
-    body = json.dumps(verdict.payload(report)).encode()
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json",
-                                          "User-Agent": "runlake"})
-    try:
-        with urllib.request.urlopen(req, timeout=WEBHOOK_TIMEOUT_S) as resp:  # noqa: S310
-            resp.read(1024)
-    except urllib.error.HTTPError as e:
-        raise NotifyError(f"the webhook answered {e.code} {e.reason}") from e
-    except (urllib.error.URLError, OSError, TimeoutError) as e:
-        reason = getattr(e, "reason", e)
-        raise NotifyError(f"the webhook could not be reached: {reason}") from e

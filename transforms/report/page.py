@@ -1,10 +1,10 @@
 """The page: the report's rows and charts rendered by `templates/report/nightly.html`.
 
 The templates are Jinja2 with autoescaping on for every template, and every `{{ … }}` first
-goes through `fmt.plain` (None as nothing, bidi controls shown as U+XXXX): text from a trace
-is written as text wherever it lands, in HTML, in an attribute or in an SVG label, without a
-hand-called escape. Nothing here marks a string safe; only the templates' own macros (whose
-values are escaped inside them) are inserted as markup.
+goes through `plain` (transforms.verdict.formatting: None as nothing, bidi controls shown as
+U+XXXX): text from a trace is written as text wherever it lands, in HTML, in an attribute or
+in an SVG label, without a hand-called escape. Nothing here marks a string safe; only the
+templates' own macros (whose values are escaped inside them) are inserted as markup.
 """
 
 import hashlib
@@ -19,10 +19,18 @@ from typing import Any
 import jinja2
 
 from transforms.errors import InputError
-from transforms.report import charts, nightly, queries
-from transforms.report.fmt import p_value, pct, plain, usd_change
+from transforms.report import charts, queries
 from transforms.report.queries import MAX_CRASHES, MAX_FLIPS, SURPRISE_LEVEL, ReportData
 from transforms.report.summary import ReportSummary
+from transforms.verdict.formatting import (
+    first_line,
+    p_value,
+    pct,
+    plain,
+    score_mean,
+    usd_change,
+)
+from transforms.verdict.verdict_row import REASON_WORDS, significance_level
 
 MAX_MESSAGE_CHARS = 4_000
 """A transcript message is cut after this many characters (the rest is counted)."""
@@ -38,11 +46,11 @@ def environment() -> jinja2.Environment:
         autoescape=True, finalize=plain, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, p=p_value, usd_change=usd_change, fmt=format)
-    env.filters.update(first_line=nightly.first_line, mean=nightly.score_mean)
-    env.globals.update(reason_words=nightly.REASON_WORDS, max_flips=MAX_FLIPS,
+    env.filters.update(first_line=first_line, mean=score_mean)
+    env.globals.update(reason_words=REASON_WORDS, max_flips=MAX_FLIPS,
                        max_crashes=MAX_CRASHES, surprise_level=SURPRISE_LEVEL,
                        max_message_chars=MAX_MESSAGE_CHARS,
-                       significance_level=nightly.SIGNIFICANCE_LEVEL,
+                       significance_level=significance_level(),
                        shown_beside=queries.shown_beside, run_anchor=run_anchor)
     return env
 

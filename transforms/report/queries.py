@@ -13,12 +13,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from transforms import warehouse
 from transforms.errors import InputError
 from transforms.report import nightly
 from transforms.report.nightly import Verdict
+from transforms.verdict.reading import RunDetail, rows, run_details
 
 MAX_FLIPS = 30
 """Changed test cases shown with their runs; the rest are listed."""
@@ -30,21 +29,6 @@ SURPRISE_LEVEL = 0.05
 """A case's failure on the latest night is surprising when its surprise_p is below this."""
 
 Row = dict[str, Any]
-
-_rows = nightly.rows
-
-RUN_FACTS = ("SELECT run_id, day, status, score, outcome_explanation, outcome_error, "
-             "final_response, input_tokens, output_tokens, agent_runtime_ms "
-             "FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
-
-MESSAGES = ("SELECT run_id, message_index, role, name, text, chars, tool_call_id "
-            "FROM messages WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
-            "AND source = 'response' ORDER BY run_id, message_index")
-
-TOOL_CALLS = ("SELECT run_id, message_index, tool_name, coalesce(arguments, arguments_raw) "
-              "AS arguments, arguments_valid, result_message_index FROM tool_calls "
-              "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND source = 'response' "
-              "ORDER BY run_id, message_index, call_index")
 
 CHANGED = ("SELECT history.*, flips.direction, flips.baseline_run_id, "
            "history.surprise_p < ? AND history.latest_passed < history.latest_graded "
@@ -70,16 +54,6 @@ FLAGS_BY_CODE = ("SELECT code, any_value(severity) AS severity, "
                  "sum(n_findings) FILTER (WHERE day = ?) AS latest "
                  "FROM v_flag_summary WHERE day BETWEEN ? AND ? GROUP BY code "
                  "ORDER BY latest DESC NULLS LAST, code")
-
-
-@dataclass
-class RunDetail:
-    """One run beside a flip: its facts, its response messages and their tool calls."""
-
-    facts: Row
-    messages: list[Row]
-    calls: dict[int, list[Row]]
-    """Tool calls by the index of the message that made them."""
 
 
 @dataclass
@@ -136,7 +110,7 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
     try:
         # The latest real night: a day after today (UTC) is a wrong clock, never the default.
         today = datetime.now(UTC).date()
-        future = _rows(con, "SELECT day, count(*) AS n_runs FROM runs WHERE day > ? "
+        future = rows(con, "SELECT day, count(*) AS n_runs FROM runs WHERE day > ? "
                             "GROUP BY day ORDER BY day", [today])
         latest = day or con.execute("SELECT max(day) FROM runs WHERE day <= ?",
                                     [today]).fetchone()[0]  # type: ignore[index]
@@ -155,29 +129,29 @@ def read(home: Path | str, day: date | None, baseline_days: int) -> ReportData:
         verdict = nightly.read(con, latest, baseline_days)
         start = verdict.baseline_start
         window = [start, latest]
-        daily = _rows(con, DAILY, window)
+        daily = rows(con, DAILY, window)
         data = ReportData(
             latest=latest, baseline_days=baseline_days, verdict=verdict,
             n_runs_latest=int(n_latest),
             warehouse_name=warehouse.path(home).name,
-            changed=_rows(con, CHANGED, [SURPRISE_LEVEL, *params, *params, SURPRISE_LEVEL]),
+            changed=rows(con, CHANGED, [SURPRISE_LEVEL, *params, *params, SURPRISE_LEVEL]),
             days=sorted({r["day"] for r in daily}),
             rates=daily,
             tokens=[{**r, "v": r["tokens_per_run_avg"]} for r in daily],
             cost=[{**r, "v": r["cost_usd_per_run"]} for r in daily],
             runtime=[{**r, "v": r["agent_runtime_ms_p95"]} for r in daily],
-            shares=_rows(con, "SELECT * FROM tool_share_changes(?, ?) WHERE share_delta IS "
+            shares=rows(con, "SELECT * FROM tool_share_changes(?, ?) WHERE share_delta IS "
                               "NOT NULL ORDER BY abs(share_delta) DESC, agent, model, "
                               "tool_name LIMIT 15", params),
-            flags=_rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]),
+            flags=rows(con, FLAGS_BY_CODE, [latest, latest, start, latest]),
             pass_hat_k={(r["agent"], r["model"]): r
-                        for r in _rows(con, PASS_HAT_K, [latest])},
+                        for r in rows(con, PASS_HAT_K, [latest])},
             future_runs=future)
         wanted: list[str | None] = []
         for c in data.changed[:MAX_FLIPS]:
             wanted += [c["latest_run_id"], shown_beside(c)]
         wanted += [r["run_id"] for r in verdict.crashed_runs[:MAX_CRASHES]]
-        data.runs = _runs(con, [r for r in dict.fromkeys(wanted) if r is not None])
+        data.runs = run_details(con, [r for r in dict.fromkeys(wanted) if r is not None])
     finally:
         con.close()
     return data
@@ -191,21 +165,3 @@ def shown_beside(case: Row) -> str | None:
     if case["last_passed_run_id"] == case["latest_run_id"]:
         return case["baseline_run_id"]
     return case["last_passed_run_id"]
-
-
-def _runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, RunDetail | None]:
-    """The facts, response messages and tool calls of these runs: three queries in all."""
-    out: dict[str, RunDetail | None] = dict.fromkeys(run_ids)
-    if not run_ids:
-        return out
-    messages: dict[str, list[Row]] = {}
-    for m in _rows(con, MESSAGES, [run_ids]):
-        messages.setdefault(m.pop("run_id"), []).append(m)
-    calls: dict[str, dict[int, list[Row]]] = {}
-    for c in _rows(con, TOOL_CALLS, [run_ids]):
-        calls.setdefault(c.pop("run_id"), {}).setdefault(c["message_index"], []).append(c)
-    for facts in _rows(con, RUN_FACTS, [run_ids]):
-        rid = facts["run_id"]
-        out[rid] = RunDetail(facts=facts, messages=messages.get(rid, []),
-                             calls=calls.get(rid, {}))
-    return out

@@ -4,9 +4,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from transforms.report import nightly
-from transforms.report.fmt import md, p_value, pct
 from transforms.report.nightly import Verdict
+from transforms.verdict.formatting import md, p_value, pct
+from transforms.verdict.verdict_row import REASON_WORDS
 
 
 @dataclass
@@ -67,7 +67,7 @@ class ReportSummary:
                 row = r.row
                 lines.append(
                     f"| {md(r.agent)} | {md(r.model)} | "
-                    f"{', '.join(nightly.REASON_WORDS[x] for x in r.reasons)} | "
+                    f"{', '.join(REASON_WORDS[x] for x in r.reasons)} | "
                     f"{row['runs_baseline']} → {row['runs_latest']} | "
                     f"{pct(row['error_rate_baseline'])} → {pct(row['error_rate_latest'])} | "
                     f"{pct(row['baseline_pass_rate'])} → {pct(row['latest_pass_rate'])} | "

@@ -1,5 +1,6 @@
-"""How the report writes text and figures: the one rule for trace text, percentages,
-p-values, axis numbers and Markdown cells."""
+"""How a verdict writes text and figures, for the nightly report and `runlake compare` alike:
+the one rule for trace text, percentages, p-values, money, axis numbers, score means, error
+lines and Markdown cells."""
 
 import html
 import math
@@ -48,6 +49,43 @@ def p_value(v: float | None) -> str:
     return f"{v:.4f}" if v < 0.01 else f"{v:.3f}"
 
 
+def p_short(v: float | None) -> str:
+    """A p- or q-value as a verdict's line shows it: two significant digits, in scientific
+    notation when very small."""
+    if v is None:
+        return "–"
+    return f"{v:.1e}" if v < 0.0001 else f"{v:.2g}"
+
+
+def usd(v: float | None) -> str:
+    """Dollars with four decimals and thousands separated: `$0.0042`."""
+    return "–" if v is None else f"${v:,.4f}"
+
+
+def whole(v: float | None) -> str:
+    """A count or mean as a whole number, thousands separated: `1,204`."""
+    return "–" if v is None else f"{v:,.0f}"
+
+
+def score_mean(v: float | None) -> str:
+    """A score's mean as lines and the page show it: three significant digits."""
+    return "–" if v is None else f"{v:.3g}"
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    """The first non-blank line of an error text, cut at `limit` characters."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[:limit - 1] + "…"
+    return ""
+
+
+def jsonable(v: Any) -> Any:
+    """A value as JSON holds it: DuckDB's floats as plain floats, the rest as they are."""
+    return float(v) if isinstance(v, float) else v
+
+
 def num(v: float) -> str:
     """An axis or point value: 12k, 950, 3.5, 2 (a whole number without decimals), or two
     significant digits below 1 written out (costs per run in dollars: 0.0042, 0.00002; never
@@ -67,7 +105,6 @@ def usd_change(row: dict[str, Any]) -> str:
     before, after = row["baseline_cost_usd_per_run"], row["latest_cost_usd_per_run"]
     if before is None and after is None:
         return "–"
-    usd = lambda v: "–" if v is None else f"${v:,.4f}"  # noqa: E731
     return f"{usd(before)} → {usd(after)} ({pct(row['cost_usd_per_run_pct_change'], True)})"
 
 

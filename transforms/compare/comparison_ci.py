@@ -1,10 +1,10 @@
-"""A comparison for CI (transforms.ci): a JUnit testsuite per group with its checks (pass
-rate, error rate, missing, and each test case the candidate did not run), the Markdown
-summary and the GitHub annotations of `runlake compare --junit/--markdown`."""
+"""A comparison for CI (transforms.verdict.ci_outputs writes it): a JUnit testsuite per group
+with its checks (pass rate, error rate, missing, and each test case the candidate did not run),
+the Markdown summary and the GitHub annotations of `runlake compare --junit/--markdown`."""
 
-from transforms.ci import FAILURE, PASSED, SKIPPED, Check, Suite
-from transforms.compare import Comparison, _p, _usd
-from transforms.report.fmt import md, pct
+from transforms.compare import Comparison
+from transforms.verdict.ci_outputs import FAILURE, PASSED, SKIPPED, Check, Suite
+from transforms.verdict.formatting import md, p_short, pct, usd
 
 
 def suites(c: Comparison) -> list[Suite]:
@@ -56,9 +56,10 @@ def markdown(c: Comparison) -> str:
         lines.append(
             f"| {md(g.label)} | {verdict} | {pct(r['baseline_pass_rate'])} → "
             f"{pct(r['candidate_pass_rate'])} | {r['n_strata']} | "
-            f"{_p(r['pass_rate_p_value'])} | {_p(r['q_value'])} | {_p(r['rise_q_value'])} | "
+            f"{p_short(r['pass_rate_p_value'])} | {p_short(r['q_value'])} | "
+            f"{p_short(r['rise_q_value'])} | "
             f"{pct(r['mde'])} | {r['n_pass_to_fail']} / {r['n_fail_to_pass']} | "
-            f"{_usd(r['baseline_cost_usd_per_run'])} → {_usd(r['candidate_cost_usd_per_run'])} |")
+            f"{usd(r['baseline_cost_usd_per_run'])} → {usd(r['candidate_cost_usd_per_run'])} |")
     if c.regressed:
         lines += [""] + [f"- {md(g.line(), 2000)}"
                          + (f"; {md(g.changes_line() or '', 2000)}" if g.changes else "")

@@ -1,11 +1,11 @@
-"""The nightly verdict for CI (transforms.ci): a JUnit testsuite per agent × model pair with
-its checks (pass rate, error rate, missing, and each missing test case), the Markdown summary
-and the GitHub annotations of `runlake report --junit/--markdown`."""
+"""The nightly verdict for CI (transforms.verdict.ci_outputs writes it): a JUnit testsuite per
+agent × model pair with its checks (pass rate, error rate, missing, and each missing test case),
+the Markdown summary and the GitHub annotations of `runlake report --junit/--markdown`."""
 
-from transforms.ci import FAILURE, PASSED, SKIPPED, Check, Suite
-from transforms.report.fmt import pct
 from transforms.report.nightly import Verdict
 from transforms.report.summary import ReportSummary
+from transforms.verdict.ci_outputs import FAILURE, PASSED, SKIPPED, Check, Suite
+from transforms.verdict.formatting import pct
 
 
 def suites(v: Verdict, fail_on_crash: bool = False) -> list[Suite]:

@@ -2,7 +2,7 @@
 alike: JUnit XML (each agent × model pair, or group, a `testsuite`; each check a `testcase`:
 a regression a `<failure>`, too little evidence `<skipped>`), a Markdown summary for a pull
 request comment or `$GITHUB_STEP_SUMMARY`, and GitHub Actions' `::error::` / `::warning::`
-workflow commands.
+workflow commands; and the exit code of a verdict that fails a gate.
 
 Names and messages hold trace text (agent, model and test case names): the XML is written by
 ElementTree (escaped), with the characters XML 1.0 cannot hold removed; an annotation is one
@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import TextIO
 
 PASSED, FAILURE, SKIPPED = "passed", "failure", "skipped"
+
+EXIT_REGRESSED = 3
+"""The exit code of `runlake report --fail-on-regression` when anything regressed, and of
+`runlake compare` when a group regressed (1 is an error of runlake itself, 2 a bad argument or
+input)."""
 
 
 @dataclass
