@@ -187,7 +187,7 @@ def test_spark_compares_as_duckdb_does(built: duckdb.DuckDBPyConnection, spark: 
     naming = scripts.Naming("spark", "runlake")
     tree = dialects.translate_query(query, dialects.macros("spark"),
                                     dialects.relations(built), "spark")
-    got = _rows([tuple(r) for r in spark.sql(scripts._rename(tree, naming).sql("spark"))
+    got = _rows([tuple(r) for r in spark.sql(scripts.rename(tree, naming).sql("spark"))
                  .collect()])
     assert expected, f"{macro} has rows on the samples"
     assert got == expected

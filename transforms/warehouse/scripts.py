@@ -52,7 +52,7 @@ class Naming:
                 f"CREATE TABLE {self.name(name)} AS {body}"]
 
 
-def _rename(tree: exp.Expr, naming: Naming) -> exp.Expr:
+def rename(tree: exp.Expr, naming: Naming) -> exp.Expr:
     """Lake and warehouse names (staging.stg_runs, intermediate.int_flags, runs) as views of
     the target schema."""
 
@@ -112,7 +112,7 @@ def translate(con: duckdb.DuckDBPyConnection, naming: Naming, sources: dict[str,
     found = macros(dialect, root)
 
     def sql(tree: exp.Expr) -> str:
-        return _rename(translate_query(tree, found, schema, dialect), naming).sql(dialect)
+        return rename(translate_query(tree, found, schema, dialect), naming).sql(dialect)
 
     out = [naming.view(name, source) for name, source in sources.items()]
     for table in LOOKUPS:
