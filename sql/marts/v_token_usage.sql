@@ -15,10 +15,7 @@ with runs_ as (
         output_tokens,
         llm_price,
         cost_usd,
-        case
-            when input_tokens is not null or output_tokens is not null
-                then coalesce(input_tokens, 0) + coalesce(output_tokens, 0)
-        end as run_tokens
+        run_tokens(input_tokens, output_tokens) as run_tokens
     from runs
 )
 

@@ -12,10 +12,7 @@ with runs_ as (
         day,
         agent,
         model,
-        case
-            when input_tokens is not null or output_tokens is not null
-                then coalesce(input_tokens, 0) + coalesce(output_tokens, 0)
-        end as run_tokens
+        run_tokens(input_tokens, output_tokens) as run_tokens
     from runs
 ),
 

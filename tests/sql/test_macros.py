@@ -203,3 +203,9 @@ def test_signed_rank_p_by_hand(con: duckdb.DuckDBPyConnection) -> None:
     assert rise == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)), rel=3e-7)
     assert con.execute("SELECT signed_rank_p(0, 0, 0), signed_rank_p(NULL, 3, 0)").fetchone() \
         == (None, None)
+
+
+def test_run_tokens_counts_a_known_side(con: duckdb.DuckDBPyConnection) -> None:
+    got = con.execute("SELECT run_tokens(1200, 300), run_tokens(1200, NULL), "
+                      "run_tokens(NULL, 300), run_tokens(NULL, NULL)").fetchone()
+    assert got == (1500, 1200, 300, None)
