@@ -210,8 +210,8 @@ def fork_server() -> BaseContext:
 
 
 def start_workers(files: list[InputFile], workers: int | None, block_bytes: int) -> None:
-    """Start the fork server now when the ingest may use it, so that its imports (~0.5 s)
-    overlap the lake's checks rather than delay the first block."""
+    """Start the fork server now when the ingest may use it, so that its imports overlap the
+    lake's checks rather than delay the first block (docs/performance.md)."""
     if runs_in_parallel(files, worker_count(workers), block_bytes):
         from multiprocessing import forkserver
 

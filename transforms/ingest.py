@@ -90,8 +90,8 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
 
 NEED_OF_INPUT = 0.5
 """The free space an ingest needs while it runs, at most, as a share of its input's bytes: its
-staged rows, the lake files it writes and the derive's spill. Measured: 0.09 for long
-transcripts, 0.22 for short runs (bench/RESULTS.md); real traces repeat less."""
+staged rows, the lake files it writes and the derive's spill, with room for real traces, which
+repeat less than the benches' (docs/performance.md has the measured shares)."""
 
 
 def disk_full(lake: Lake, input_bytes: int, e: BaseException,

@@ -49,8 +49,8 @@ def _cache_file() -> Path:
 
 def _cached_references(files: list[Path]) -> dict[Path, tuple[str, set[str]]]:
     """`references` of each file, parsed only for texts not parsed before: the cache is keyed
-    by the SHA-256 of the text and the sqlglot version, so an edited file is parsed again.
-    Parsing every file costs ~0.4 s, which each ingest would otherwise pay."""
+    by the SHA-256 of the text and the sqlglot version, so an edited file is parsed again;
+    each ingest would otherwise parse every file (docs/performance.md)."""
     from importlib.metadata import version
 
     salt = f"sqlglot {version('sqlglot')}\n".encode()
