@@ -140,9 +140,9 @@ def samples_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SamplesLa
     the lake's version and every file of the home are compared at the end."""
     home = tmp_path_factory.mktemp("samples-lake") / "home"
     report = ingest([SAMPLES], home, tools=SAMPLE_TOOLS)
-    before = (Lake(home).snapshot(), sorted(_listing(home)))
+    before = (Lake(home).tables_at(), sorted(_listing(home)))
     yield SamplesLake(home, report)
-    after = (Lake(home).snapshot(), sorted(_listing(home)))
+    after = (Lake(home).tables_at(), sorted(_listing(home)))
     assert after == before, "a test wrote to the shared samples lake (copy it instead)"
 
 

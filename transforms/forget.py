@@ -95,7 +95,7 @@ def forget(paths: list[Path], home: Path | str,
             report.rows_removed = {t: n for t, n in result.rows_removed.items() if n}
             report.version = result.versions.get(MANIFEST)
         else:
-            report.version = lake.snapshot().get(MANIFEST)
+            report.version = lake.tables_at().get(MANIFEST)
     report.files = files
     warehouse.publish(lake.home, retention_hours)
     return report

@@ -58,7 +58,7 @@ def test_script_is_the_engines_sql(home: Path, dialect: str) -> None:
     assert "v_regressions" in public
     assert public <= created
     assert {f"int_{n}" for n in ("runs", "flags", "run_resolved", "span_runs")} <= created
-    versions = Lake(home).snapshot()
+    versions = Lake(home).tables_at()
     for t in TABLES:
         uri = re.escape(Lake(home).uri(lines_path(t)))
         if dialect == "spark":

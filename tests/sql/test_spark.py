@@ -100,7 +100,7 @@ def built(home: Path, spark: Any) -> duckdb.DuckDBPyConnection:
     """The samples' warehouse in DuckDB, and the same statements run in Spark."""
     con = warehouse.connect(home)
     lake = Lake(home)
-    versions = lake.snapshot()
+    versions = lake.tables_at()
     naming = scripts.Naming("spark", "runlake")
     relations = dialects.relations(con)
     spark.sql("CREATE SCHEMA IF NOT EXISTS runlake")

@@ -134,7 +134,7 @@ def test_a_failure_after_the_manifest_commit_undoes_nothing(
         ingest([SAMPLES / "2026-11-20"], home)
     monkeypatch.undo()
     lake = Lake(home)
-    shown = lake.snapshot()
+    shown = lake.tables_at()
     missing = [u for t in lake.tables() for u in lake.file_uris(t, shown.get(t, -1))
                if not Path(u.removeprefix("file://")).exists()]
     assert missing == []

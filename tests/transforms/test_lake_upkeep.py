@@ -61,11 +61,11 @@ def test_an_unbounded_retention_given_to_an_ingest_changes_nothing(
         write_lines: Callable[..., Path], home: Path, hours: float) -> None:
     """Refused before the first commit, not at the vacuum after the data tables committed."""
     path, _ = _replaced(write_lines, home)
-    before = lake_mod.Lake(home).versions()
+    before = lake_mod.Lake(home).newest_versions()
     write_lines([run("a", "2026-11-20", "v3")])
     with pytest.raises(InputError, match="retention"):
         ingest([path], home, retention_hours=hours)
-    assert lake_mod.Lake(home).versions() == before
+    assert lake_mod.Lake(home).newest_versions() == before
 
 
 def _vacuumed(write_lines: Callable[..., Path], home: Path) -> Path:
@@ -95,7 +95,7 @@ def test_vacuum_adds_no_version_to_history(write_lines: Callable[..., Path],
     res = runner.invoke(app, ["sql", "select final_response from runs", "--home", str(home),
                               "--as-of", "3"])
     assert res.exit_code == 2 and "no version 3" in res.output, res.output
-    assert lake.snapshot()["ingest_files"] == 2
+    assert lake.tables_at()["ingest_files"] == 2
 
 
 @pytest.mark.parametrize("stop", ["after vacuum", "between vacuum start and end"])

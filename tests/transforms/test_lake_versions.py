@@ -112,7 +112,8 @@ def test_the_newest_lake_version_is_read_from_the_newest_commits(
                 name="a.responses.jsonl")
     ingest([a], home)
     lake = lake_mod.Lake(home)
-    newest, meta, first, meta_first = lake.snapshot(), lake.meta(), lake.snapshot(1), lake.meta(1)
+    newest, meta = lake.tables_at(), lake.commit_meta()
+    first, meta_first = lake.tables_at(1), lake.commit_meta(1)
     manifest_uri = lake.delta_uri(lake_mod.MANIFEST)
     for _ in range(lake_tables.RECENT_COMMITS + 3):  # commits that change no row
         dt = DeltaTable(manifest_uri)
@@ -126,12 +127,12 @@ def test_the_newest_lake_version_is_read_from_the_newest_commits(
 
     monkeypatch.setattr(DeltaTable, "history", counted)
     lake = lake_mod.Lake(home)
-    assert lake.snapshot() == newest and lake.meta() == meta
+    assert lake.tables_at() == newest and lake.commit_meta() == meta
     assert windows and None not in windows, windows
-    assert lake.snapshot(1) == first and lake.meta(1) == meta_first != meta
-    assert lake.snapshot(2) == newest
+    assert lake.tables_at(1) == first and lake.commit_meta(1) == meta_first != meta
+    assert lake.tables_at(2) == newest
     with pytest.raises(lake_mod.InputError, match="no version 99"):
-        lake.snapshot(99)
+        lake.tables_at(99)
 
 
 def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again(
@@ -161,11 +162,11 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     ingest([a], home)
     lake = lake_mod.Lake(home)
     runs = lake_mod.lines_path("runs")
-    version = lake.log_version(runs)
+    version = lake.newest_version(runs)
     # The ingest's commit of the runs rows, not opened again (by this Lake or another).
     opened.clear()
-    dt = lake_mod.Lake(home).newest(runs)
-    assert lake.newest(runs) is dt and lake.open(runs, version) is dt
+    dt = lake_mod.Lake(home).newest_table(runs)
+    assert lake.newest_table(runs) is dt and lake.open(runs, version) is dt
     assert opened == [] and dt.version() == version
     fresh = DeltaTable(lake.delta_uri(runs))
     assert sorted(dt.file_uris()) == sorted(fresh.file_uris())
@@ -176,7 +177,7 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
     subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
                     "from transforms.ingest import ingest; ingest([Path(sys.argv[1])], "
                     "sys.argv[2])", str(b), str(home)], check=True)
-    later = lake.newest(runs)
+    later = lake.newest_table(runs)
     assert later.version() > version
     assert len(later.file_uris()) == len(fresh.file_uris()) + 1
     # A long-lived process keeps a table's newest versions only.
@@ -188,7 +189,7 @@ def test_a_tables_newest_version_is_opened_once_and_a_commit_is_not_opened_again
                              partition_by=["month"])
     for _ in range(later.version()):
         made.create_write_transaction([], mode="append", schema=made.schema())
-    again = lake_mod.Lake(home).newest(runs)
+    again = lake_mod.Lake(home).newest_table(runs)
     assert again.version() == later.version() and again.file_uris() == []
 
 

@@ -83,7 +83,7 @@ def test_derived_a_week_at_a_time_equals_the_whole_lake_computed_at_once(
     first = {t: _week_files(home, t) for t in ("runs", "_derived/int_span_runs")}
     assert sorted(first["runs"]) == ["2026-10-26", "2026-11-02"]
     ingest(_month_boundary_landing(tmp_path / "night", ["2026-11-04"], 2), home)
-    assert lake_mod.Lake(home).meta()["weeks_derived"] == 1
+    assert lake_mod.Lake(home).commit_meta()["weeks_derived"] == 1
     for t, weeks in first.items():
         after = _week_files(home, t)
         assert after["2026-10-26"] == weeks["2026-10-26"], t

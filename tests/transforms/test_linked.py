@@ -49,7 +49,7 @@ def test_a_response_nights_rows_are_the_staged_files_themselves(
     day = date(2026, 11, 18)
     run_ingest(write_lines([_run(f"r{i}", day, f"answer {i}") for i in range(20)]))
     lake = Lake(home)
-    snap = lake.snapshot()
+    snap = lake.tables_at()
     for t in LINKED:
         files = _files(home, t)
         assert set(files.values()) == {"link"}, (t, files)
@@ -118,7 +118,7 @@ def test_files_compacted_after_a_derive_are_shown_again_by_the_next_night(
         run_ingest(write_lines([_run(f"{night}-{i}", night, "ok") for i in range(3)],
                                name=f"{night}.responses.jsonl", folder=f"landing/{night}"))
     lake = Lake(home)
-    staged = lake.file_uris(lines_path("messages"), lake.snapshot()[lines_path("messages")])
+    staged = lake.file_uris(lines_path("messages"), lake.tables_at()[lines_path("messages")])
     assert len(staged) < len(days)  # merged after a derive
     assert query("SELECT count(*) FROM messages") == [(3 * 3 * 4,)]
     later = date(2026, 12, 10)  # a week the nights before are not within reach of

@@ -58,7 +58,7 @@ def test_a_night_of_long_transcripts_ingests_with_row_groups_bounded_by_bytes(
     assert memory.peak_mb < 1024, f"{memory.peak_mb:.0f} MB"
 
     lake = Lake(home)
-    snap = lake.snapshot()
+    snap = lake.tables_at()
     files = lake.file_uris("messages", snap["messages"])
     messages = 0
     derived_limit = int(derive.ROW_GROUP_BYTES.removesuffix("MB")) * 1024 * 1024

@@ -80,7 +80,7 @@ def test_a_stage_that_runs_out_of_memory_says_which_in_one_line(
     write_long_night(src, 24)
     home = tmp_path / "home"
     ingest([REPO / "data_samples" / "2026-11-14"], home, build_views=False)
-    before = Lake(home).snapshot()
+    before = Lake(home).tables_at()
     tiny = memory.Budget(4096, "the test's budget", 2, 1)
     # That stage alone is given 2 MB; the others plan as usual.
     module = ingest_summary if stage == "summary" else derive
@@ -98,7 +98,7 @@ def test_a_stage_that_runs_out_of_memory_says_which_in_one_line(
                      r"|more memory than it had)", told), told
     assert "(2 MB for DuckDB, of 4,096 MB: the test's budget)" \
         in told and "RUNLAKE_MEMORY_MB" in told, told
-    assert Lake(home).snapshot() == before  # the lake keeps its previous version
+    assert Lake(home).tables_at() == before  # the lake keeps its previous version
 
 
 @pytest.fixture
@@ -140,5 +140,5 @@ def test_a_night_of_long_transcripts_ingests_in_a_500_mb_container(
         timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     lake = Lake(tmp_path / "home")
-    files = lake.file_uris("runs", lake.snapshot()["runs"])
+    files = lake.file_uris("runs", lake.tables_at()["runs"])
     assert sum(pq.read_metadata(f).num_rows for f in files) == lines

@@ -63,7 +63,7 @@ def publish_cmd(home: HomeOpt = None) -> None:
     settings = load_settings()
     target = warehouse.publish(h, settings.retention_hours)
     out.print(printable(f"warehouse: {target} (lake version "
-                         f"{Lake(h).snapshot().get('ingest_files', 0)})"),
+                         f"{Lake(h).tables_at().get('ingest_files', 0)})"),
               highlight=False, markup=False)
 
 

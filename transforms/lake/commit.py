@@ -45,10 +45,10 @@ class LakeTables(Protocol):
 
     def delta_uri(self, table: str) -> str: ...
     def open(self, table: str, version: int | None = None) -> Any: ...
-    def newest(self, table: str) -> Any: ...
+    def newest_table(self, table: str) -> Any: ...
     def adopt(self, table: str, dt: Any) -> None: ...
-    def log_version(self, table: str) -> int: ...
-    def snapshot(self, as_of: int | str | None = None) -> dict[str, int]: ...
+    def newest_version(self, table: str) -> int: ...
+    def tables_at(self, as_of: int | str | None = None) -> dict[str, int]: ...
     def tables(self) -> list[str]: ...
     def _create(self, table: str) -> Any: ...
 
@@ -88,7 +88,7 @@ def maintain(lake: LakeTables, months: Iterable[str], retention_hours: float) ->
     touched = sorted(set(months))
     plan = memory.budget()
     for t in WRITTEN:
-        dt = lake.newest(t)
+        dt = lake.newest_table(t)
         if dt is None:
             continue
         actions = pa.table(dt.get_add_actions(flatten=True))
@@ -106,7 +106,7 @@ def maintain(lake: LakeTables, months: Iterable[str], retention_hours: float) ->
                         max_spill_size=plan.duckdb_mb * MB)
                 with_retries(t, compact)
                 done[f"compacted/{t}"] = done.get(f"compacted/{t}", 0) + 1
-    version = lake.log_version(MANIFEST)
+    version = lake.newest_version(MANIFEST)
     if version >= 0 and version % VACUUM_EVERY == 0:
         done["vacuumed_files"] = vacuum(lake, retention_hours)
     return done
@@ -129,7 +129,7 @@ def vacuum(lake: LakeTables, retention_hours: float) -> int:
     # The files of the lake version readers use now are kept whatever the retention: an
     # ingest vacuums after committing its data tables and before its manifest commit, and
     # if it dies there, that version is still the newest.
-    pinned = lake.snapshot()
+    pinned = lake.tables_at()
     n = 0
     for t in sorted({*lake.tables(), MANIFEST}):
         dt = lake.open(t)
@@ -290,7 +290,7 @@ def keep_properties(dt: Any, wanted: dict[str, str]) -> bool:
 
 
 def with_properties(lake: LakeTables, table: str, dt: Any, wanted: dict[str, str]) -> Any:
-    """`dt` (the newest version of `table`, perhaps shared: Lake.newest) when it has the
+    """`dt` (the newest version of `table`, perhaps shared: Lake.newest_table) when it has the
     properties `wanted`, else the table given them by a commit of this writer's own (a
     table made before runlake set them)."""
     if has_properties(dt, wanted):
@@ -316,7 +316,7 @@ def replace_partitions(lake: LakeTables, table: str, staged: Path, weeks: list[s
     columns = pq.read_schema(schema_file)
     schema = pa.schema([*columns, pa.field(WEEK, pa.string())] if partitioned else columns)
     by = [WEEK] if partitioned else None
-    newest = lake.newest(table)
+    newest = lake.newest_table(table)
     if newest is None:
         stats = [c for c in STATS_COLUMNS if c in columns.names]
         DeltaTable.create(lake.delta_uri(table), schema, partition_by=by, mode="ignore",
@@ -340,7 +340,7 @@ def replace_partitions(lake: LakeTables, table: str, staged: Path, weeks: list[s
 
     # The newest version read above, else (made just now, or a retry) read again. The
     # transaction leaves the DeltaTable it is made on as it was: a shared one will do.
-    table_now = _first_then(newest, lambda: lake.newest(table))
+    table_now = _first_then(newest, lambda: lake.newest_table(table))
 
     def attempt() -> int:
         dt = with_properties(lake, table, table_now(), LOG_PROPERTIES)
@@ -352,7 +352,7 @@ def replace_partitions(lake: LakeTables, table: str, staged: Path, weeks: list[s
             adds, mode="overwrite", schema=schema, partition_by=by,
             partition_filters=None if weeks is None else [(WEEK, "in", weeks)])
         # Under the commit lock the newest entry of the log is this one.
-        return lake.log_version(table)
+        return lake.newest_version(table)
 
     # Under the commit lock (Lake.committing), so no other writer overwrites these weeks
     # between this one's read and its commit.

@@ -21,7 +21,7 @@ One lake version is one commit sequence (transforms.warehouse.lake_version, with
    by a predicate overwrite. Its commit names the version of every table it completes.
 
 Readers see one lake version whole or not at all: they read each table's files at the versions
-the newest manifest commit names (`snapshot`). A crash before the manifest commit leaves the
+the newest manifest commit names (`tables_at`). A crash before the manifest commit leaves the
 manifest as it was, so the next ingest reads those input files again, step 1 removes whatever
 the crashed one added, and step 2 rewrites every week whose rows differ from the version readers
 see. Concurrent writers retry a conflicting commit a bounded number of times. Replaced files
@@ -202,7 +202,7 @@ class Lake(Tables):
         predicate = in_predicate(sources)
 
         def write_manifest() -> int:
-            manifest = self.newest(MANIFEST)
+            manifest = self.newest_table(MANIFEST)
             if manifest is None:
                 self._create(MANIFEST)
             else:
@@ -211,7 +211,7 @@ class Lake(Tables):
                             schema_mode="merge", storage_options=self.store.options or None,
                             commit_properties=CommitProperties(
                                 custom_metadata={"runlake": json.dumps(meta)}))
-            return self.log_version(MANIFEST)  # under the commit lock: this commit
+            return self.newest_version(MANIFEST)  # under the commit lock: this commit
 
         version = with_retries("ingest_files", write_manifest)
         self.store.touch(MANIFEST_MADE)

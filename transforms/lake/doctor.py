@@ -62,7 +62,7 @@ def check(lake: Lake) -> list[Damage]:
     with contextlib.suppress(OSError):
         lake.store.touch(MANIFEST_MADE)
     try:
-        snapshot = lake.snapshot()
+        snapshot = lake.tables_at()
         known = lake.known_files()
     except Exception as e:  # noqa: BLE001 - whatever delta-rs raises for a damaged log
         return [Damage(MANIFEST, f"the ingest_files table cannot be read: {_short(e)}",
@@ -208,7 +208,7 @@ def _all_sources(lake: Lake) -> set[str]:
     out: set[str] = set()
     for t in (*WRITTEN, MANIFEST):
         try:
-            dt = lake.newest(t)
+            dt = lake.newest_table(t)
             if dt is not None:
                 out |= set(dt.to_pyarrow_table(columns=["source_file"])
                            .column("source_file").to_pylist())

@@ -40,14 +40,14 @@ from transforms.lake.files import (
 def needs_move(lake: Lake) -> bool:
     """A Delta lake whose rows as ingested are at lake/<table> (an earlier layout)."""
     return not lake.exists(f"{LINES}/runs") and lake.exists("runs") \
-        and lake.meta().get("layout", 1) < LAYOUT
+        and lake.commit_meta().get("layout", 1) < LAYOUT
 
 
 def move_to_lines(lake: Lake) -> None:
     """Move the tables as ingested of an earlier layout to lake/_lines/<table> (a rename of
     each folder; a copy on object storage), and drop the derived folders that layout kept
     outside Delta. Readers keep reading the lake versions before: their versions name the
-    same tables under their new names (Lake.snapshot)."""
+    same tables under their new names (Lake.tables_at)."""
     with lake.committing():
         if not needs_move(lake):
             return  # another process moved it while this one waited

@@ -45,7 +45,7 @@ def _roll_back_table(lake: LakeTables, table: str, seen: int) -> int:
     if seen < 0:  # made by the failed try (a first ingest's tables): no reader names it
         lake.store.rmtree(table)
         return 0
-    newest = lake.log_version(table)
+    newest = lake.newest_version(table)
     if newest <= seen:
         return 0
     added = _added_since(lake, table, seen, newest)

@@ -110,7 +110,12 @@ class KnownFile(NamedTuple):
 
 
 class Tables:
-    """The reading half of a lake (`Lake`): its store, and the tables it opened."""
+    """The reading half of a lake (`Lake`): its store, and the tables it opened.
+
+    Two kinds of version, asked by name: a table's own (`newest_version`, `newest_versions`
+    for every table, `newest_table` for its DeltaTable, `open` at a given one), and the lake's,
+    a manifest commit (`tables_at`: each table's version in it; `commit_meta`: what it
+    recorded)."""
 
     store: Store
     remote: bool
@@ -162,7 +167,7 @@ class Tables:
         with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
             return list(pool.map(work, items))
 
-    def newest(self, table: str) -> Any:
+    def newest_table(self, table: str) -> Any:
         """The DeltaTable of `table` at its newest version, or None when it was never
         written: one listing of its log, and the table opened only the first time this
         process asks for that version. It is shared (`_shared`): read it, never change it;
@@ -177,7 +182,7 @@ class Tables:
 
     def adopt(self, table: str, dt: Any) -> None:
         """Share a DeltaTable this process opened to write and will change no more, at the
-        version it holds now, with the readers that come after (`newest`, `open(table, v)`):
+        version it holds now, with the readers that come after (`newest_table`, `open(table, v)`):
         the version a commit made is then not opened again."""
         version = int(dt.version())
         stamp = self._stamp(table, version)
@@ -209,7 +214,7 @@ class Tables:
                 dt = _remember(key, dt)
         return dt
 
-    def log_version(self, table: str) -> int:
+    def newest_version(self, table: str) -> int:
         """The newest version of `table` from one listing of its log (-1: no log there):
         what DeltaTable(...).version() says, without reading the log."""
         return self._newest_entry(table)[0]
@@ -252,7 +257,7 @@ class Tables:
                     out.append(table)
         return sorted(out)
 
-    def versions(self) -> dict[str, int]:
+    def newest_versions(self) -> dict[str, int]:
         """The current version of every table (the written tables and the manifest at -1
         when not written yet)."""
         out = {t: -1 for t in (*WRITTEN, MANIFEST)}
@@ -260,13 +265,13 @@ class Tables:
                   for folder in ("", LINES, DERIVED)
                   for name in self.store.folders(*([folder] if folder else []))
                   if not name.startswith((".", "_"))]
-        found = self._each(self.log_version, tables)  # a listing each
+        found = self._each(self.newest_version, tables)  # a listing each
         out.update({t: v for t, v in zip(tables, found, strict=True) if v >= 0})
         return out
 
-    def meta(self, version: int | None = None) -> dict[str, Any]:
+    def commit_meta(self, version: int | None = None) -> dict[str, Any]:
         """What the manifest commit of a lake version (default: the newest) recorded."""
-        manifest = self.newest(MANIFEST)
+        manifest = self.newest_table(MANIFEST)
         if manifest is None:
             return {}
         found = {v: lake_meta(h) for v, h in _lake_commits(manifest, version).items()}
@@ -275,13 +280,13 @@ class Tables:
         return found[max(found) if version is None else version] if (
             version is None or version in found) else {}
 
-    def snapshot(self, as_of: int | str | None = None) -> dict[str, int]:
+    def tables_at(self, as_of: int | str | None = None) -> dict[str, int]:
         """Table versions of one consistent lake version: the manifest's newest commit made by
         an ingest (or forget, or repair), or `as_of` (such a manifest version, or an ISO
         timestamp), with the versions of the tables that manifest commit completed (by their
         names in this layout: a version written before it names the tables as read by their
         own names)."""
-        manifest = self.newest(MANIFEST)
+        manifest = self.newest_table(MANIFEST)
         if manifest is None:
             if as_of is not None:
                 raise InputError("the lake has no history yet: run `runlake ingest PATH`")
@@ -328,7 +333,7 @@ class Tables:
         """The data files of `table` at `version` (default: current)."""
         if version is not None and version < 0:
             return []
-        dt = self.newest(table) if version is None else self.open(table, version)
+        dt = self.newest_table(table) if version is None else self.open(table, version)
         if dt is None:
             return []
         try:
@@ -360,14 +365,14 @@ class Tables:
         was not yet in that lake version, though another writer may have created it since)."""
         if version is not None and version < 0:
             return set()
-        dt = self.newest(table) if version is None else self.open(table, version)
+        dt = self.newest_table(table) if version is None else self.open(table, version)
         if dt is None:
             return set()
         return {f.name for f in pa.schema(dt.schema().to_arrow())}
 
     def known_files(self) -> dict[str, KnownFile]:
         """source_file -> what the manifest says of it, for every file in the manifest."""
-        dt = self.newest(MANIFEST)
+        dt = self.newest_table(MANIFEST)
         if dt is None:
             return {}
         cols = ["source_file", "sha256", "bytes", "tools_sha256", "kind", "error"]

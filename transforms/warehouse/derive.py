@@ -116,7 +116,7 @@ def derive(lake: Lake, before: dict[str, int]) -> dict[str, Any]:
     scratch = claim_scratch(lake.where.scratch / f"derive-{uuid.uuid4().hex}")
     stage = Stage()
     try:
-        return _derive(lake, before, scratch, lake.versions(), stage)
+        return _derive(lake, before, scratch, lake.newest_versions(), stage)
     except duckdb.Error as e:
         if memory.out_of_memory(e):
             raise memory.stopped(stage.now, e, memory.budget()) from None
@@ -129,7 +129,7 @@ def _derive(lake: Lake, before: dict[str, int], scratch: Path,
             now: dict[str, int], stage: Stage) -> dict[str, Any]:
     """Derive over the written tables at `now`."""
     key = digest(lake)
-    previous = lake.meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
+    previous = lake.commit_meta(before[MANIFEST]) if before.get(MANIFEST, -1) >= 0 else {}
     everything = models()
     weekly = [m for m in in_windows(everything) if m.weekly]
     early = before_windows(everything)

@@ -38,7 +38,7 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
     derives every week again. Call it holding `lake.committing()`."""
     vacuum_hours(retention_hours)  # refused before anything is committed
     gone = set(replaced)
-    seen = lake.snapshot()
+    seen = lake.tables_at()
     try:
         return _commit(lake, parts, sources, manifest, ingest_id, days, retention_hours,
                        action, {t: v for t, v in seen.items() if t not in gone})
@@ -47,7 +47,7 @@ def commit_version(lake: Lake, parts: Path, sources: list[str], manifest: pa.Tab
         # readers: undone, nothing of it is left for a retry to add to. Unsure (the manifest's
         # log cannot be listed), nothing is undone: the next ingest replaces it.
         try:
-            if lake.snapshot().get(MANIFEST, -1) == seen.get(MANIFEST, -1):
+            if lake.tables_at().get(MANIFEST, -1) == seen.get(MANIFEST, -1):
                 roll_back(lake, seen, skip=gone)
         except Exception as e:  # noqa: BLE001 - the failure that got here is the one to tell
             sys.stderr.write(f"warning: what the failed ingest committed could not all be "
@@ -68,7 +68,7 @@ def _commit(lake: Lake, parts: Path, sources: list[str], manifest: pa.Table, ing
     # Before the manifest, so the versions it records include the compacted files (the
     # files compaction replaced may then be vacuumed without breaking that version).
     result.maintenance = lake.maintain({month_of(d) for d in result.days}, retention_hours)
-    result.versions = {t: v for t, v in lake.versions().items()
+    result.versions = {t: v for t, v in lake.newest_versions().items()
                        if t != MANIFEST and (v >= 0 or t in result.versions)}
     meta = {"action": action, "ingest_id": ingest_id, "files": sources[:1000],
             "n_files": len(sources), "layout": LAYOUT, "tables": result.versions,

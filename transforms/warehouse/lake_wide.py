@@ -23,7 +23,7 @@ def newest_stored(lake: Lake) -> Source:
     def stored(m: Model) -> str | None:
         if m.stored is None:
             return None
-        body = stored_sql(lake, m.stored, lake.log_version(m.stored))
+        body = stored_sql(lake, m.stored, lake.newest_version(m.stored))
         assert body is not None, f"{m.stored} was just stored"
         return body
 

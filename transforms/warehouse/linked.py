@@ -124,7 +124,7 @@ def relinked_weeks(lake: Lake, table: str, staged: list[LinesFile],
     rows were derived, as a piece of a file compaction split) or not at all."""
     wanted = {f"{f.week}/{LINK}{f.name}" for f in staged if linkable(f, lost)}
     shown: set[str] = set()
-    dt = lake.newest(table)
+    dt = lake.newest_table(table)
     if dt is not None:
         actions = pa.table(dt.get_add_actions(flatten=True))
         if f"partition.{WEEK}" in actions.column_names:
@@ -147,7 +147,7 @@ def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tu
 
     columns = pq.read_schema(schema_file)
     schema = pa.schema([*columns, pa.field(WEEK, pa.string())])
-    if lake.newest(table) is None:
+    if lake.newest_table(table) is None:
         stats = [c for c in lakefiles.STATS_COLUMNS if c in columns.names]
         DeltaTable.create(lake.delta_uri(table), schema, partition_by=[WEEK], mode="ignore",
                           configuration={**lakefiles.LOG_PROPERTIES,
@@ -199,7 +199,7 @@ def commit_linked(lake: Lake, table: str, staged: list[LinesFile], lost: list[tu
         if removes or adds:
             dt.create_write_transaction([*removes, *adds], mode="append", schema=schema,
                                         partition_by=[WEEK])
-        return lake.log_version(table)
+        return lake.newest_version(table)
 
     # Under the commit lock (Lake.committing): no other writer changes the table meanwhile.
     return with_retries(table, attempt)

@@ -74,7 +74,7 @@ def _build(home: Path | str, target: Path | None,
     target = path(home) if target is None else target
     target.parent.mkdir(parents=True, exist_ok=True)
     log, stamp = log_state(home)
-    snapshot = lake.snapshot()
+    snapshot = lake.tables_at()
     tmp = target.with_name(f".{FILE_NAME}.{uuid.uuid4().hex}.tmp")
     try:
         con = db.connect(str(tmp), storage_compatibility_version=STORAGE_VERSION)
@@ -110,7 +110,8 @@ def publish(home: Path | str, retention_hours: float = DEFAULT_RETENTION_HOURS,
     lake = Lake(home)
     migrate.upgrade(lake)
     with lake.committing():
-        if lake.log_version(MANIFEST) >= 0 and lake.meta().get("derived_from") != digest(lake):
+        if lake.newest_version(MANIFEST) >= 0 \
+                and lake.commit_meta().get("derived_from") != digest(lake):
             commit_derived(lake, retention_hours)
         if build_file and not is_current(home) and not _adopt(home):
             build(home)
@@ -143,8 +144,8 @@ def staged(home: Path | str) -> duckdb.DuckDBPyConnection | None:
     # views are not read again (on object storage, a request or two a file).
     con, _ = _build(home, _staged_path(home), keep=True)
     assert con is not None
-    snapshot = lake.snapshot()
-    now = {**snapshot, **lake.versions()}
+    snapshot = lake.tables_at()
+    now = {**snapshot, **lake.newest_versions()}
     if {t: v for t, v in now.items() if v >= 0} != {t: v for t, v in snapshot.items()
                                                      if v >= 0} or not _built_now(con, home):
         # A table changed outside a commit of runlake's (`live` shows it), or a commit came.
@@ -200,7 +201,7 @@ def in_memory(home: Path | str, snapshot: dict[str, int] | None = None,
     if lake.is_legacy() or migrate.needs_move(lake):
         raise InputError(f"the lake under {lake.home} was written by an earlier runlake: run "
                          "`runlake publish` once to bring it up to date")
-    snapshot = lake.snapshot() if snapshot is None else snapshot
+    snapshot = lake.tables_at() if snapshot is None else snapshot
     con = db.connect(":memory:", False,
                      **({} if temp is None else {"temp_directory": str(temp)}))
     try:
@@ -215,7 +216,7 @@ def computed(home: Path | str) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with every view of the newest lake version computed by its SQL
     from the rows as ingested, ignoring the derived tables: what they must equal."""
     lake = Lake(home)
-    written = {t: v for t, v in lake.snapshot().items()
+    written = {t: v for t, v in lake.tables_at().items()
                if t in WRITTEN or t == MANIFEST}
     return in_memory(home, written)
 
@@ -225,7 +226,7 @@ def live(home: Path | str) -> duckdb.DuckDBPyConnection:
     changed by anything but a commit of runlake's then fails the checks rather than hiding
     behind the version the manifest named): what the checks read right after an ingest."""
     lake = Lake(home)
-    return in_memory(home, {**lake.snapshot(), **lake.versions()})
+    return in_memory(home, {**lake.tables_at(), **lake.newest_versions()})
 
 
 def at(home: Path | str, as_of: int | str,
@@ -235,7 +236,7 @@ def at(home: Path | str, as_of: int | str,
     `temp`: the folder it spills into (default DuckDB's, `.tmp` in the current folder; a
     sandboxed connection needs its own, db.sandbox)."""
     lake = Lake(home)
-    snapshot = lake.snapshot(as_of)
+    snapshot = lake.tables_at(as_of)
     try:
         con = in_memory(home, snapshot, temp)
         try:
@@ -246,7 +247,7 @@ def at(home: Path | str, as_of: int | str,
             con.close()
             raise
     except duckdb.IOException as e:
-        if snapshot == lake.snapshot():
+        if snapshot == lake.tables_at():
             raise  # the newest version's files missing: damage, for `runlake doctor`
         raise InputError(f"lake version {snapshot.get(MANIFEST)} is older than the "
                          "retention (RUNLAKE_RETENTION_HOURS) and its files were vacuumed; "

@@ -154,7 +154,7 @@ def lake_sources(home: Path | str, naming: Naming,
     warehouse shows (Delta time travel), with the staging view's columns; and the statements
     to run once beforehand (Trino: registering each Delta table with the connector)."""
     lake = Lake(home)
-    versions = lake.snapshot()
+    versions = lake.tables_at()
     sources: dict[str, str] = {}
     once: list[str] = []
     catalog = naming.schema.split(".")[0] if "." in naming.schema else "delta"
@@ -196,7 +196,7 @@ def script(home: Path | str, dialect: str, schema: str | None = None) -> str:
         con.close()
     where = locate(home).name.encode("unicode_escape").decode()
     lines = [f"-- runlake warehouse for {ENGINE[dialect]}, from {where} "
-             f"(lake version {Lake(home).snapshot().get(MANIFEST, 0)}).",
+             f"(lake version {Lake(home).tables_at().get(MANIFEST, 0)}).",
              "-- Lake tables are read at the versions this warehouse shows; run the script "
              "again after each ingest.",
              "-- The int_* tables are computed when the script runs; v_regressions compares "
