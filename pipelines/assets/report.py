@@ -57,7 +57,7 @@ def nightly_report(context: dg.AssetExecutionContext, runlake: RunlakeResource):
     })
     if s.webhook_url and not v.all_clear:
         try:
-            notify(v, s.webhook_url, str(summary.path.resolve()))
+            notify(v.payload(str(summary.path.resolve())), s.webhook_url)
         except NotifyError as e:
             context.log.warning(str(e))
     # Pass-rate drops that are suggestive but not significant, and crashes below significance:

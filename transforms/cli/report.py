@@ -90,7 +90,7 @@ def report_cmd(
     say(f"report: {summary.path.resolve()}")
     if config.webhook_url and not v.all_clear:
         try:
-            notify(v, config.webhook_url, str(summary.path.resolve()))
+            notify(v.payload(str(summary.path.resolve())), config.webhook_url)
             say("webhook: summary sent")
         except NotifyError as e:
             err.print(f"warning: {printable(str(e))}", highlight=False, markup=False)

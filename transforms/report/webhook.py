@@ -8,12 +8,9 @@ import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from transforms.errors import RunlakeError
-
-if TYPE_CHECKING:
-    from transforms.report.nightly import Verdict
 
 WEBHOOK_TIMEOUT_S = 10.0
 
@@ -54,12 +51,13 @@ def chat_safe_values(value: Any) -> Any:
     return value
 
 
-def notify(verdict: "Verdict", url: str, report: str | None = None) -> None:
-    """POST the verdict's JSON summary to `url` (http or https). Raises NotifyError."""
+def notify(payload: dict[str, Any], url: str) -> None:
+    """POST a verdict's JSON summary (Verdict.payload) to `url` (http or https). Raises
+    NotifyError."""
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https"):
         raise NotifyError(f"the webhook URL must start with http:// or https://, not {scheme!r}")
-    body = json.dumps(verdict.payload(report)).encode()
+    body = json.dumps(payload).encode()
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json",
                                           "User-Agent": "runlake"})
