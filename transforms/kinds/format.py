@@ -3,13 +3,22 @@ the `Normalizer` protocol of what its files' records become, and `KindFormat`, t
 kind whose normalizer is one class."""
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from transforms.contracts.registry import Registry
-    from transforms.normalize.columns import ColumnBuffers
+
+
+class RowBuffers(Protocol):
+    """What a normalizer adds its rows to (transforms.normalize.columns.ColumnBuffers): the
+    kinds sit below the normalizers, so they name only what a normalizer asks of it."""
+
+    def adder(self, table: str, **fixed: Any) -> Callable[..., None]:
+        """The function that adds a row of `table`, its columns given by name."""
+        ...
 
 
 class Normalizer(Protocol):
@@ -43,7 +52,7 @@ class Format(Protocol):
     order: int
     """Where --help and the docs list it among the kinds (lower first)."""
 
-    def normalizer(self, source_file: str, fallback_day: date, buffers: "ColumnBuffers",
+    def normalizer(self, source_file: str, fallback_day: date, buffers: RowBuffers,
                    registry: "Registry | None" = None) -> Normalizer:
         """A normalizer for the records of one source file, appending to `buffers`; records
         without a day of their own get `fallback_day`. `registry`, when the kind checks
@@ -72,7 +81,7 @@ class KindFormat:
     document_endings: tuple[str, ...] = ()
     checks_tools: bool = False
 
-    def normalizer(self, source_file: str, fallback_day: date, buffers: "ColumnBuffers",
+    def normalizer(self, source_file: str, fallback_day: date, buffers: RowBuffers,
                    registry: "Registry | None" = None) -> Normalizer:
         norm = self.load()(source_file, fallback_day, buffers)
         if self.checks_tools:
