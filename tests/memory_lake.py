@@ -15,14 +15,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from transforms.block_scheduler import file_day, unreadable_reason
 from transforms.contracts import models, registry
 from transforms.contracts.schemas import TABLES
+from transforms.ingest import unreadable_reason
 from transforms.kinds import TOOL_CHECKED_KINDS
 from transforms.lake.core import REGISTRY_SCHEMA
 from transforms.lake.files import MANIFEST
 from transforms.normalize.columns import ColumnBuffers
 from transforms.normalize.worker import BlockTask, normalize_block
+from transforms.read.dates import file_day
 from transforms.read.discover import discover
 from transforms.read.readers import READABLE_KINDS, BlockReader
 from transforms.read.streams import file_sha256
@@ -39,7 +40,7 @@ def lake_tables(paths: list[Path], tools: Path | None = None,
     parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES if t != MANIFEST}
     manifest = ColumnBuffers((MANIFEST,))
     for seq, f in enumerate(discover(paths)):
-        day = file_day(f, now)
+        day = file_day(f.path, now)
         lines = accepted = quarantined = blank = 0
         days: set[date] = set()
         if f.kind in READABLE_KINDS:

@@ -22,27 +22,9 @@ from transforms.ingest_report import FileReport, Progress
 from transforms.kinds import TOOL_CHECKED_KINDS
 from transforms.normalize.worker import BlockResult, BlockTask, StagedParts, process_batch
 from transforms.read import ranges
-from transforms.read.dates import date_folder
+from transforms.read.dates import file_day
 from transforms.read.readers import READABLE_KINDS, BlockReader, InputFile
 from transforms.read.streams import combine, file_sha256
-
-
-def file_day(f: InputFile, now: datetime) -> date:
-    """The day of a file's own rows (ingest_files, quarantine): its date folder, else the day
-    of the ingest."""
-    return date_folder(f.path) or now.date()
-
-
-def unreadable_reason(f: InputFile) -> str:
-    """Why a file is not read (its compression, or no kind runlake reads)."""
-    suffix = f.path.suffix.lower()
-    if suffix in (".bz2", ".xz", ".zip", ".lz4"):
-        return f"{suffix} compression is not read: recompress as .gz or .zst"
-    if f.kind is None:
-        return ("kind unknown: name the file *.responses.jsonl (or .gz/.zst), put it under a "
-                "responses/ folder, or pass --kind")
-    return f"{f.kind} files are not read by this version of runlake (readable: " \
-           f"{', '.join(READABLE_KINDS)})"
 
 
 @dataclass
@@ -128,7 +110,7 @@ def schedule_blocks(todo: list[tuple[InputFile, FileReport]], parts: Path, block
                 try:
                     for i, r in enumerate(ranges.plan(f, block_bytes)):
                         task = BlockTask(None, f.source_file, f.kind or "responses",
-                                         file_day(f, now), str(parts), f"{seq:06d}-{i:06d}",
+                                         file_day(f.path, now), str(parts), f"{seq:06d}-{i:06d}",
                                          reg if f.kind in TOOL_CHECKED_KINDS else None, r)
                         batch.append((task, state))
                         batch_bytes += r.end - r.start
@@ -151,7 +133,7 @@ def schedule_blocks(todo: list[tuple[InputFile, FileReport]], parts: Path, block
                 continue
             seen = 0
             for i, block in enumerate(reader):
-                task = BlockTask(block, f.source_file, f.kind or "responses", file_day(f, now),
+                task = BlockTask(block, f.source_file, f.kind or "responses", file_day(f.path, now),
                                  str(parts), f"{seq:06d}-{i:06d}",
                                  reg if f.kind in TOOL_CHECKED_KINDS else None)
                 batch.append((task, state))

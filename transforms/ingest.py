@@ -8,21 +8,19 @@ read again). Paths under the inputs that are not files to read are reported with
 """
 
 import os
-import shutil
 import uuid
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from transforms import memory, warehouse
 from transforms.block_scheduler import (
-    file_day,
     file_digest,
     schedule_blocks,
     start_workers,
-    unreadable_reason,
 )
 from transforms.contracts import models, registry
-from transforms.errors import DiskFull, causes, is_disk_full
+from transforms.errors import DiskFull, is_disk_full
+from transforms.full_disk import disk_full
 from transforms.ingest_report import FileReport, IngestReport, Progress
 from transforms.ingest_summary import summarize
 from transforms.kinds import TOOL_CHECKED_KINDS
@@ -36,14 +34,14 @@ from transforms.lake import (
     doctor,
 )
 from transforms.lake.core import KnownFile
-from transforms.memory import MB
 from transforms.normalize.columns import ColumnBuffers
+from transforms.read.dates import file_day
 from transforms.read.discover import discover
 from transforms.read.readers import DEFAULT_BLOCK_BYTES, READABLE_KINDS, InputFile
 from transforms.warehouse import grading, lookups
 from transforms.warehouse.lake_version import commit_version
 
-__all__ = ["FileReport", "IngestReport", "Progress", "clear_abandoned_scratch", "disk_full",
+__all__ = ["FileReport", "IngestReport", "Progress", "clear_abandoned_scratch", "unreadable_reason",
            "ingest"]
 
 
@@ -88,42 +86,16 @@ def ingest(paths: list[Path], home: Path | str, kind: str | None = None, workers
         raise disk_full(lake, sum(f.size for f in files), e, None) from None
 
 
-NEED_OF_INPUT = 0.5
-"""The free space an ingest needs while it runs, at most, as a share of its input's bytes: its
-staged rows, the lake files it writes and the derive's spill, with room for real traces, which
-repeat less than the benches' (docs/performance.md has the measured shares)."""
-
-
-def disk_full(lake: Lake, input_bytes: int, e: BaseException,
-              committed: int | None) -> DiskFull:
-    """The one line of an ingest stopped by a full disk: the disk (by the nearest folder there
-    of the file being written, else of the home's local folder), what it has free now that the
-    ingest cleared what it wrote, and what it needs. `committed`: the lake version the ingest
-    made when only the warehouse file could not be written (None: the lake is as before)."""
-    written = [x.filename for x in causes(e) if isinstance(x, OSError) and x.filename]
-    folder = Path(str(written[0])) if written else lake.where.folder
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    try:
-        usage = shutil.disk_usage(folder)
-        room = f"{usage.free / MB:,.0f} MB free of {usage.total / MB:,.0f} MB"
-    except OSError:
-        room = "its free space unknown"
-    spill = "while DuckDB spilled the derive to disk, " if any(
-        "temp" in str(x).lower() and "duckdb" in type(x).__module__ for x in causes(e)) else ""
-    if committed is not None:
-        return DiskFull(
-            f"the ingest's rows are in the lake (lake version {committed}), but the warehouse "
-            f"file could not be written: the disk holding {folder} is full ({room}). Free "
-            "space on that disk (the warehouse file takes about what it took before, and as "
-            "much again while it is written) and run `runlake publish`")
-    return DiskFull(
-        f"the ingest stopped: the disk holding {folder} is full ({spill}{room}). An ingest "
-        f"needs about {NEED_OF_INPUT:.0%} of its input's size free there while it runs: this "
-        f"one, {input_bytes / MB:,.0f} MB of input, needs about "
-        f"{max(1.0, input_bytes * NEED_OF_INPUT / MB):,.0f} MB. Free space on that disk or "
-        "use a home on a larger one; the lake keeps its previous version, and what this "
-        "ingest wrote was removed (a warning above says so when some could not be)")
+def unreadable_reason(f: InputFile) -> str:
+    """Why a file is not read (its compression, or no kind runlake reads)."""
+    suffix = f.path.suffix.lower()
+    if suffix in (".bz2", ".xz", ".zip", ".lz4"):
+        return f"{suffix} compression is not read: recompress as .gz or .zst"
+    if f.kind is None:
+        return ("kind unknown: name the file *.responses.jsonl (or .gz/.zst), put it under a "
+                "responses/ folder, or pass --kind")
+    return f"{f.kind} files are not read by this version of runlake (readable: " \
+           f"{', '.join(READABLE_KINDS)})"
 
 
 def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
@@ -177,9 +149,9 @@ def _ingest(lake: Lake, files: list[InputFile], skipped: list[tuple[str, str]],
         all_days: set[date] = set()
         for f, fr, sha, days in schedule_blocks(todo, parts, block_bytes, workers, progress,
                                                 now, reg):
-            day = file_day(f, now)
             if f.kind not in READABLE_KINDS:
                 fr.error = unreadable_reason(f)
+            day = file_day(f.path, now)
             all_days |= days
             ingest_rows.append(
                 "ingest_files", source_file=f.source_file, day=day,

@@ -17,6 +17,12 @@ every day. A timestamp outside is flagged and left empty; a date folder or batch
 dates nothing."""
 
 
+def file_day(path: Path, now: datetime) -> date:
+    """The day of a file's own rows (ingest_files, quarantine): its date folder, else the day
+    of the ingest."""
+    return date_folder(path) or now.date()
+
+
 def in_range(day: date) -> bool:
     """Whether rows may be dated `day` (FIRST_DAY to LAST_DAY)."""
     return FIRST_DAY <= day <= LAST_DAY
