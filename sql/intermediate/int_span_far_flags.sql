@@ -9,7 +9,8 @@
 -- run_id, when several do and none is within a day). One finding per trace, run looked for and
 -- day of such spans (int_span_run_misses), on the earliest of them; n_seen counts the spans.
 -- Unlike the other intermediate views it is computed over the whole lake at once, from every
--- week's misses (transforms/warehouse/derive.py, LAKE_WIDE): the run can be any distance away.
+-- week's misses (its `scope: lake`; transforms/warehouse/lake_wide.py): the run can be any
+-- distance away.
 -- run_day is null: a span out of reach counts toward no run.
 -- Grain: one row per finding, in the columns of intermediate.int_flags.
 create or replace view intermediate.int_span_far_flags as

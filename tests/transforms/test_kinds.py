@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from transforms import kinds
 from transforms.contracts.flags import CATALOG
 from transforms.kinds import INPUT_FORMATS, KINDS, TOOL_CHECKED_KINDS, Format, kind_by_suffix
 from transforms.normalize.columns import ColumnBuffers
@@ -70,3 +71,8 @@ def test_the_registry_loads_no_normalizer() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_the_file_names_that_tell_the_kinds_are_listed_from_the_registry() -> None:
+    assert kinds.file_patterns() == (
+        "*.responses.jsonl, *.spans.jsonl, *.otlp.jsonl, *.durable.json[l]")

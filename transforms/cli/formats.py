@@ -80,6 +80,7 @@ def validate_cmd(
         help="Read the file as this kind, whatever its name (" + KIND_HELP + ").")] = None,
 ) -> None:
     """Explain, field by field, which lines of an input file break the contracts."""
+    from transforms.kinds import file_patterns
     from transforms.normalize import validate
     from transforms.read.discover import discover
 
@@ -90,9 +91,8 @@ def validate_cmd(
         fail(f"{path}: no input files", 2)
     unknown = [f.source_file for f in files if f.kind is None]
     if unknown:
-        fail(f"{unknown[0]}: its kind cannot be told from its name (*.responses.jsonl, "
-              "*.spans.jsonl, *.otlp.jsonl, *.durable.json[l], or a folder named for the "
-              "kind); pass --kind", 2)
+        fail(f"{unknown[0]}: its kind cannot be told from its name ({file_patterns()}, or a "
+             "folder named for the kind); pass --kind", 2)
     bad = 0
     for f in files:
         for found in validate.check(f):

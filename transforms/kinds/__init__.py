@@ -6,7 +6,7 @@ normalizer raises and the line --help gives it. Every module of this package tha
 `FORMAT` is a kind: the readers' suffix and folder rules (transforms.read.readers), the
 workers' normalizers (transforms.normalize.worker), `runlake validate` and the CLI's --kind
 choices all come from INPUT_FORMATS. Adding a kind is adding one module here, with its tests
-(docs/contributing-input-kind.md).
+(docs/contributing.md, "Adding an input kind").
 
 Importing this package loads only the kinds' descriptions: each loads its normalizer when a
 file of its kind is read, so `runlake --help` stays fast.
@@ -52,5 +52,21 @@ def kind_by_suffix(name: str) -> str | None:
     return None
 
 
+def file_patterns() -> str:
+    """The file names that tell the kinds, as messages show them: `*.responses.jsonl, ...`,
+    a suffix and the same with an `l` after it as one (`*.durable.json[l]`)."""
+    shown = []
+    for fmt in INPUT_FORMATS.values():
+        left = list(fmt.suffixes)
+        while left:
+            suffix = left.pop(0)
+            if suffix + "l" in left:
+                left.remove(suffix + "l")
+                shown.append(f"*{suffix}[l]")
+            else:
+                shown.append(f"*{suffix}")
+    return ", ".join(shown)
+
+
 __all__ = ["INPUT_FORMATS", "KINDS", "TOOL_CHECKED_KINDS", "Format", "Normalizer",
-           "kind_by_suffix"]
+           "file_patterns", "kind_by_suffix"]

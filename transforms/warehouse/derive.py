@@ -58,8 +58,8 @@ from transforms.warehouse.linked import (
     losers,
     relinked_weeks,
 )
-from transforms.warehouse.models import models, stored_models
-from transforms.warehouse.staging import SUPERSEDED, prepare
+from transforms.warehouse.models import by_name, models, stored_models
+from transforms.warehouse.staging import prepare
 from transforms.warehouse.weeks import (
     GROUP_WEEKS,
     MARGIN_DAYS,
@@ -215,8 +215,10 @@ def _superseded_days(con: duckdb.DuckDBPyConnection, lake: Lake,
                      before: dict[str, int]) -> set[date]:
     """The days of the lines that won or lost to a repeated run_id since the lake version
     `before` (staging.stg_superseded_lines: now)."""
-    version = before.get(SUPERSEDED, -1)
-    files = lake.file_uris(SUPERSEDED, version) if version >= 0 else []
+    stored = by_name()["stg_superseded_lines"].stored
+    assert stored is not None, "sql/staging/stg_superseded_lines.sql declares where it is stored"
+    version = before.get(stored, -1)
+    files = lake.file_uris(stored, version) if version >= 0 else []
     old = parquet_sql(files) if files \
         else "SELECT * FROM staging.stg_superseded_lines WHERE false"
     rows = con.execute(f"""

@@ -127,15 +127,17 @@ def translate(con: duckdb.DuckDBPyConnection, naming: Naming, sources: dict[str,
     rows = con.execute("SELECT * FROM staging.stg_tool_registry ORDER BY ALL").fetchall()
     out.append(naming.view("stg_tool_registry", values_sql(
         schema["staging"]["stg_tool_registry"], rows, dialect)))
-    # Every model through the builder's plan: a `table` model computed once as a table (as
-    # runlake stores the intermediate ones under lake/_derived: views stacked this deep are
-    # more than Spark's planner handles), the others views; macros are inlined.
+    # Every model through the builder's plan: a derived `table` model computed once as a table
+    # (as runlake stores them under lake/_derived: views stacked this deep are more than
+    # Spark's planner handles), the others views; macros are inlined. The staging models stay
+    # views, as every script has made them: a schema an earlier script made holds them as
+    # views, which the DROP TABLE before a table's CREATE would refuse.
     chosen = [m for m in models(root) if m.materialized != "macro"]
     for step in plan(Source(once=IN_MEMORY), chosen):
         for stmt in sqlglot.parse(step.model.path.read_text(), read="duckdb"):
             if isinstance(stmt, exp.Create) and stmt.args.get("kind") == "VIEW":
                 body = sql(stmt.expression)
-                if step.once:
+                if step.once and step.model.layer != "staging":
                     out += naming.table(stmt.this.name, body)
                 else:
                     out.append(naming.view(stmt.this.name, body))

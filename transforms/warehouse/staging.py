@@ -14,7 +14,6 @@ from transforms.contracts.flags import CATALOG
 from transforms.contracts.schemas import TABLES
 from transforms.errors import WarehouseError
 from transforms.lake import (
-    DERIVED,
     REGISTRY,
     REGISTRY_SCHEMA,
     Lake,
@@ -25,11 +24,6 @@ from transforms.lake import (
 from transforms.warehouse.builder import create_schemas
 from transforms.warehouse.lookups import insert, install_stored
 from transforms.warehouse.models import models
-
-SUPERSEDED = f"{DERIVED}/superseded_lines"
-"""Where the lines that lose to a later line with their run_id are stored
-(sql/staging/stg_superseded_lines.sql declares it), over the whole lake: one narrow scan of the
-runs as read per lake version."""
 
 
 def lines_view(table: str) -> str:

@@ -4,14 +4,9 @@ over a stored table's files at one version, and the builder's source for a lake 
 import duckdb
 import pyarrow as pa
 
-from transforms.lake import DERIVED, WEEK, Lake, parquet_sql
+from transforms.lake import WEEK, Lake, parquet_sql
 from transforms.warehouse.builder import Source
 from transforms.warehouse.models import Model
-
-
-def derived(view: str) -> str:
-    """The lake table under lake/_derived/ named like a model."""
-    return f"{DERIVED}/{view}"
 
 
 def stored_sql(lake: Lake, table: str, version: int, distinct: bool = False) -> str | None:
